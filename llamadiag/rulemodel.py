@@ -1,0 +1,216 @@
+"""Pydantic models of a rule file: the contract between knowledge (YAML) and engine.
+
+One rule per file. Detection fields (signatures, conditions, exclusions, versions)
+are kept apart from content fields (diagnosis, remediation, references ...).
+The JSON Schema shipped to editors is generated from these classes.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class Strict(BaseModel):
+    """Base: unknown keys are errors, so a typo in a rule file is caught."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Severity(str, Enum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+    @property
+    def rank(self) -> int:
+        return ["info", "warning", "error", "critical"].index(self.value)
+
+
+class Confidence(str, Enum):
+    confirmed = "confirmed"
+    regression = "regression"
+    likely = "likely"
+    possible = "possible"
+
+    @property
+    def rank(self) -> int:
+        return {"confirmed": 3, "regression": 2, "likely": 1, "possible": 0}[self.value]
+
+
+class Entry(Strict):
+    """One log entry a signature needs. `regex` is searched in the entry's text
+    (continuation lines joined with newlines). Named groups become captured values."""
+
+    regex: str
+    literal: str | None = Field(
+        None, description="Required substring used by the prefilter; derived from regex when absent."
+    )
+    level: Literal["I", "W", "E", "D"] | None = Field(
+        None, description="Only entries printed at this level (when the log shows levels)."
+    )
+
+
+class Signature(Strict):
+    """Entries that must all occur in one run, in order, within `within` lines.
+    A rule's signatures are alternatives (eras, wordings, partial pastes)."""
+
+    name: str
+    entries: list[Entry] = Field(min_length=1)
+    within: int = Field(50, ge=1, description="Max physical lines from first to last entry.")
+    same: list[str] = Field(
+        default_factory=list,
+        description="Captured names that must be equal across entries (keyed correlation, e.g. task_id).",
+    )
+    partial: bool = Field(
+        False, description="A fragment of the full evidence: caps confidence at 'likely'."
+    )
+
+
+class Condition(Strict):
+    """A test on a fact. Unknown facts make a question instead of a verdict."""
+
+    fact: str | None = None
+    any_of: list[Condition] | None = None
+    equals: Any = None
+    in_: list[Any] | None = Field(None, alias="in")
+    not_in: list[Any] | None = None
+    at_least: float | None = None
+    at_most: float | None = None
+    matches: str | None = None
+    exists: bool | None = None
+    question: str | None = Field(None, description="Asked when the fact is unknown.")
+    because: str | None = Field(None, description="Why this condition matters (shown with --why).")
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _one_subject(self) -> Condition:
+        if (self.fact is None) == (self.any_of is None):
+            raise ValueError("a condition needs exactly one of 'fact' or 'any_of'")
+        return self
+
+
+class LineExclusion(Strict):
+    """A line that, present in the run, means this rule is not the cause."""
+
+    regex: str
+    literal: str | None = None
+    because: str
+
+
+class Versions(Strict):
+    introduced_in: int | None = Field(None, description="First build that can show the failure.")
+    fixed_in: int | None = Field(None, description="First build that contains the fix.")
+    fix_note: str | None = Field(
+        None, description="Required when fixed_in is null: what is known about the fix."
+    )
+
+    @model_validator(mode="after")
+    def _fix_explained(self) -> Versions:
+        if self.fixed_in is None and not self.fix_note:
+            raise ValueError("fixed_in is null: say what is known in fix_note")
+        return self
+
+
+class Reference(Strict):
+    kind: Literal["issue", "pr", "commit", "discussion", "doc"]
+    id: str
+    role: Literal["report", "fix", "related", "cause", "workaround"]
+    title: str | None = None
+    build: int | None = Field(None, description="For a fix: the first build that contains it.")
+    confirmed: bool = Field(
+        True, description="False when the fact could not be checked in the sources."
+    )
+    note: str | None = None
+    repo: str = "ggml-org/llama.cpp"
+
+    @property
+    def url(self) -> str:
+        path = {"issue": "issues", "pr": "pull", "commit": "commit", "discussion": "discussions"}
+        if self.kind == "doc":
+            return self.id
+        return f"https://github.com/{self.repo}/{path[self.kind]}/{self.id}"
+
+
+class Step(Strict):
+    text: str
+    command: str | None = None
+    fallback: str | None = Field(
+        None, description="Shown instead of text when a value the text uses is unknown."
+    )
+
+
+class Workaround(Strict):
+    text: str
+    caveat: str
+    command: str | None = None
+
+
+class Check(Strict):
+    """A machine check of a fix, evaluated by `llamadiag compare BEFORE AFTER`."""
+
+    kind: Literal["signature_absent", "line_present", "throughput_within", "no_errors"]
+    regex: str | None = None
+    tolerance: float | None = Field(None, description="For throughput_within: allowed relative drop.")
+    text: str
+
+
+class Verification(Strict):
+    steps: list[str] = Field(min_length=1)
+    checks: list[Check] = Field(default_factory=list)
+
+
+class Example(Strict):
+    """An inline log snippet and the verdict the rule must give on it."""
+
+    name: str
+    expect: Literal["confirmed", "regression", "likely", "possible", "none"]
+    log: str
+    cmdline: str | None = None
+    version_text: str | None = None
+    values: dict[str, Any] = Field(default_factory=dict)
+
+
+class Rule(Strict):
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    title: str
+    category: str
+    severity: Severity
+    summary: str = Field(description="One sentence: what the user sees.")
+    signatures: list[Signature] = Field(min_length=1)
+    conditions: list[Condition] = Field(default_factory=list)
+    exclusions: list[Condition] = Field(
+        default_factory=list, description="A fact known true here rules the rule out."
+    )
+    exclude_lines: list[LineExclusion] = Field(default_factory=list)
+    supersedes: list[str] = Field(
+        default_factory=list, description="Rule ids hidden when this rule fits the same evidence."
+    )
+    versions: Versions
+    derive: dict[str, str] = Field(
+        default_factory=dict, description="Named arithmetic over captured values and facts."
+    )
+    diagnosis: str
+    root_cause: str
+    references: list[Reference] = Field(default_factory=list)
+    remediation: list[Step] = Field(min_length=1)
+    workarounds: list[Workaround] = Field(default_factory=list)
+    verification: Verification
+    not_to_do: list[str] = Field(
+        default_factory=list, description="Advice that looks right but does not work."
+    )
+    examples: list[Example] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _examples_both_ways(self) -> Rule:
+        kinds = {e.expect == "none" for e in self.examples}
+        if kinds != {True, False}:
+            raise ValueError("examples need at least one positive and one negative (expect: none)")
+        return self
+
+
+Condition.model_rebuild()
