@@ -120,7 +120,7 @@ class EnvelopeParser:
         m = self.tag_column.match(text)
         if m:
             line.tag, line.func = m.group("tag"), m.group("func")
-            s = self.slot_fields.match(text, m.end())
+            s = self.slot_fields.match(text[m.end() :])
             if s:
                 line.slot_id, line.task_id = int(s.group("slot_id")), int(s.group("task_id"))
         if line.level is None:

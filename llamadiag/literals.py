@@ -37,11 +37,33 @@ def literals_for(source: str, explicit: str | None) -> list[str]:
     return found
 
 
+def trie_regex(literals: list[str]) -> str:
+    """One regex for many literals, shaped as a trie so the engine never retries
+    hundreds of alternatives at a position; at each position it matches the longest."""
+    trie: dict = {}
+    for lit in literals:
+        node = trie
+        for ch in lit:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict) -> str:
+        ends = "" in node
+        branches = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        if ends:
+            return f"(?:{body})?"
+        return body
+
+    return build(trie)
+
+
 class LiteralIndex:
     def __init__(self) -> None:
         self.by_literal: dict[str, list[Target]] = {}
         self._block_re: re.Pattern[str] | None = None
-        self._line_re: regex.Pattern[str] | None = None
         self._implied: dict[str, list[str]] = {}
 
     def add(self, kind: str, ref: Any, source: str, literal: str | None = None) -> None:
@@ -54,9 +76,8 @@ class LiteralIndex:
         return sorted(self.by_literal, key=len, reverse=True)
 
     def _compile(self) -> None:
-        alternation = "|".join(re.escape(lit) for lit in self.literals()) or r"(?!x)x"
+        alternation = trie_regex(self.literals()) or r"(?!x)x"
         self._block_re = re.compile(alternation)
-        self._line_re = regex.compile(alternation)
         lits = self.literals()
         self._implied = {a: [b for b in lits if b != a and b in a] for a in lits}
 
@@ -80,13 +101,16 @@ class LiteralIndex:
         """Targets whose literal occurs in text (overlapping occurrences included)."""
         if self._block_re is None:
             self._compile()
-        assert self._line_re is not None
+        assert self._block_re is not None
         found: set[str] = set()
-        for m in self._line_re.finditer(text, overlapped=True):
+        search = self._block_re.search
+        m = search(text)
+        while m is not None:  # overlapping: resume one character after each match start
             lit = m.group()
             if lit not in found:
                 found.add(lit)
                 found.update(self._implied[lit])
+            m = search(text, m.start() + 1)
         out: list[Target] = []
         for lit in found:
             out.extend(self.by_literal[lit])

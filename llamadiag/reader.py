@@ -127,12 +127,13 @@ def _sniff_encoding(head: bytes) -> tuple[str, int]:
 
 
 def _looks_binary(head: bytes) -> bool:
+    """Mostly control characters or undecodable bytes: a model file, an image, an archive."""
     sample = head[:8192]
     if not sample:
         return False
-    nul = sample.count(0)
-    ctrl = sum(1 for b in sample if b < 9 or 13 < b < 27 or 27 < b < 32)
-    return nul / len(sample) > 0.1 or ctrl / len(sample) > 0.3
+    text = sample.decode("utf-8", errors="replace")
+    bad = text.count("\ufffd") + sum(1 for ch in text if ch < " " and ch not in "\t\n\r\x1b")
+    return bad / len(text) > 0.1
 
 
 def read_blocks(source: str, report: ReadReport | None = None, block: int = BLOCK) -> Iterator[list[str]]:

@@ -1,0 +1,56 @@
+"""The command-line parser resolves aliases, LLAMA_ARG_* variables and old spellings."""
+
+from __future__ import annotations
+
+import pytest
+
+from llamadiag.cmdline import FlagTable
+
+
+@pytest.fixture(scope="module")
+def table(knowledge) -> FlagTable:
+    return FlagTable(knowledge.flags)
+
+
+def test_seed_command_line(table) -> None:
+    parsed = table.parse(
+        "$ llama-server -m GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf --mmproj mmproj-F16.gguf -ngl 99 -fa on "
+        "--jinja -c 131072 -b 4096 -ub 1024 --spec-type draft-mtp --spec-draft-n-max 3 --host 0.0.0.0 --port 8080")
+    assert parsed.values == {
+        "model": "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf", "mmproj": "mmproj-F16.gguf", "n-gpu-layers": "99",
+        "flash-attn": "on", "jinja": True, "ctx-size": "131072", "batch-size": "4096", "ubatch-size": "1024",
+        "spec-type": "draft-mtp", "spec-draft-n-max": "3", "host": "0.0.0.0", "port": "8080"}
+    assert parsed.unknown == []
+
+
+def test_long_forms_equals_and_continuations(table) -> None:
+    parsed = table.parse("./build/bin/llama-server \\\n  --model=/m/q.gguf \\\n  --ctx-size=8192 --parallel 4 --gpu-layers 20")
+    assert parsed.values == {"model": "/m/q.gguf", "ctx-size": "8192", "parallel": "4", "n-gpu-layers": "20"}
+
+
+def test_env_variables_and_docker(table) -> None:
+    parsed = table.parse("docker run --gpus all -e LLAMA_ARG_CTX_SIZE=16384 -e LLAMA_ARG_MMPROJ=/m/p.gguf "
+                         "ghcr.io/ggml-org/llama.cpp:server-cuda -m /m/x.gguf")
+    assert parsed.values["ctx-size"] == "16384" and parsed.values["mmproj"] == "/m/p.gguf"
+    parsed = table.parse("LLAMA_ARG_N_PARALLEL=2 llama-server -m x.gguf -np 8")
+    assert parsed.values["parallel"] == "8"  # the command line wins over the environment
+
+
+def test_old_spellings_are_reported(table) -> None:
+    parsed = table.parse("llama-server -m x.gguf -md d.gguf --draft-max 16 --draft-min 4")
+    assert parsed.values["spec-draft-n-max"] == "16" and parsed.values["model-draft"] == "d.gguf"
+    assert [o[0] for o in parsed.old_spellings] == ["--draft-max", "--draft-min"]
+
+
+def test_bare_flash_attn_does_not_swallow_the_next_flag(table) -> None:
+    parsed = table.parse("llama-server -m x.gguf -fa -ngl 99")
+    assert parsed.values["flash-attn"] is True and parsed.values["n-gpu-layers"] == "99"
+
+
+def test_windows_paths(table) -> None:
+    parsed = table.parse(r'PS C:\llama> .\llama-server.exe -m "C:\Users\bob\models\phi.gguf" -c 4096')
+    assert parsed.values == {"model": r"C:\Users\bob\models\phi.gguf", "ctx-size": "4096"}
+
+
+def test_unknown_flags_are_kept(table) -> None:
+    assert table.parse("llama-server -m x.gguf --frobnicate 3").unknown == ["--frobnicate"]
