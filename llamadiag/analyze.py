@@ -37,6 +37,7 @@ class Run:
     facts: FactState
     last_line: int = 0
     has_start: bool = False
+    since_start: int = 0  # entries after the last start marker: another start right away is the same run
     startup_seen: bool = False
     cmdline: ParsedFlags | None = None
     matchers: dict[tuple[int, int], SignatureMatcher] = field(default_factory=dict)
@@ -144,10 +145,13 @@ class Analyzer:
             return []
         done: list[tuple[Run, int, Match]] = []
         if "start" in kinds:
-            if stream.run.has_start:
+            # Some eras print two start lines back to back (build: then system info:); only a
+            # start after other output is a restart.
+            if stream.run.has_start and stream.run.since_start > 0:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
+            stream.run.since_start = -1
         pending, stream.preamble = stream.preamble, []
         for entry, tgt in pending:
             done.extend(self._process(stream.run, entry, tgt))
@@ -157,6 +161,7 @@ class Analyzer:
     # -- per-run processing ------------------------------------------------------
     def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
         run.last_line = max(run.last_line, line.end)
+        run.since_start += 1
         facts = run.facts
         if line.wrappers:
             facts.wrappers.update(line.wrappers)
