@@ -160,7 +160,10 @@ def assess(
         known_past = lo_v is not None and lo_v >= versions.fixed_in
         known_before = hi_v is not None and hi_v < versions.fixed_in
         if not (known_past or known_before):
+            # whether the user's build has the fix is itself an open condition
             questions.append(VERSION_QUESTION.format(fixed=versions.fixed_in))
+            if confidence is Confidence.confirmed:
+                confidence = Confidence.likely
 
     scope: dict[str, Any] = {k: v.value for k, v in facts.items()}
     scope.update(match.values)
