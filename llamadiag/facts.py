@@ -133,7 +133,7 @@ class FactState:
             self.version_line, self.version_source = line, source
 
     def observe_era(self, name: str, lo: int | None, hi: int | None, line: int) -> None:
-        if len(self.era_evidence) < 8:
+        if len(self.era_evidence) < 8 and all(n != name for n, _ in self.era_evidence):
             self.era_evidence.append((name, line))
         if lo is not None:
             self.era_min = lo if self.era_min is None else max(self.era_min, lo)

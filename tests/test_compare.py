@@ -1,0 +1,44 @@
+"""`compare` verifies the seed fix from logs alone, and notices when it did not work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+
+
+def compare(before: Path, after: Path) -> tuple[int, dict]:
+    out = subprocess.run([sys.executable, "-m", "llamadiag", "compare", str(before), str(after), "--format", "json"],
+                         capture_output=True, timeout=120)
+    return out.returncode, json.loads(out.stdout)
+
+
+def test_seed_fix_verified_from_logs() -> None:
+    rc, data = compare(SAMPLES / "seed-b11503-lv4.log", SAMPLES / "seed-b11721-fixed-lv4.log")
+    assert rc == 0
+    verdict = data["findings"][0]
+    assert verdict["rule_id"] == "spec-vision-draft-position-gap" and verdict["gone"] and verdict["fixed"]
+    assert {c["status"] for c in verdict["checks"]} == {"pass"}
+    assert data["after"][0]["draft"]["acceptance"] > 0.5 and data["after"][0]["errors"] == 0
+
+
+def test_same_log_twice_is_not_fixed() -> None:
+    rc, data = compare(SAMPLES / "seed-b11503-default.log", SAMPLES / "seed-b11503-default.log")
+    assert rc == 1 and not data["findings"][0]["gone"]
+
+
+def test_fix_by_dropping_speculation_fails_the_checks(tmp_path: Path) -> None:
+    # "fixed" by turning the draft off: no failure any more, but no draft acceptance and slower text
+    text = (SAMPLES / "seed-b11721-fixed-default.log").read_text()
+    lines = [ln for ln in text.splitlines() if "draft acceptance" not in ln]
+    slow = "\n".join(ln.replace("tokens per second)", "tokens per second)").replace(
+        "(   30.", "(   55.") for ln in lines)
+    after = tmp_path / "after.log"
+    after.write_text(slow + "\n")
+    rc, data = compare(SAMPLES / "seed-b11503-default.log", after)
+    checks = {c["text"]: c["status"] for c in data["findings"][0]["checks"]}
+    assert rc == 1
+    assert checks["Draft acceptance lines still appear, so speculation is on."] == "fail"
