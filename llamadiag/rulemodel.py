@@ -65,9 +65,7 @@ class Signature(Strict):
         default_factory=list,
         description="Captured names that must be equal across entries (keyed correlation, e.g. task_id).",
     )
-    partial: bool = Field(
-        False, description="A fragment of the full evidence: caps confidence at 'likely'."
-    )
+    partial: bool = Field(False, description="A fragment of the full evidence: caps confidence at 'likely'.")
 
 
 class Condition(Strict):
@@ -105,9 +103,7 @@ class LineExclusion(Strict):
 class Versions(Strict):
     introduced_in: int | None = Field(None, description="First build that can show the failure.")
     fixed_in: int | None = Field(None, description="First build that contains the fix.")
-    fix_note: str | None = Field(
-        None, description="Required when fixed_in is null: what is known about the fix."
-    )
+    fix_note: str | None = Field(None, description="Required when fixed_in is null: what is known about the fix.")
 
     @model_validator(mode="after")
     def _fix_explained(self) -> Versions:
@@ -122,9 +118,7 @@ class Reference(Strict):
     role: Literal["report", "fix", "related", "cause", "workaround"]
     title: str | None = None
     build: int | None = Field(None, description="For a fix: the first build that contains it.")
-    confirmed: bool = Field(
-        True, description="False when the fact could not be checked in the sources."
-    )
+    confirmed: bool = Field(True, description="False when the fact could not be checked in the sources.")
     note: str | None = None
     repo: str = "ggml-org/llama.cpp"
 
@@ -139,9 +133,7 @@ class Reference(Strict):
 class Step(Strict):
     text: str
     command: str | None = None
-    fallback: str | None = Field(
-        None, description="Shown instead of text when a value the text uses is unknown."
-    )
+    fallback: str | None = Field(None, description="Shown instead of text when a value the text uses is unknown.")
 
 
 class Workaround(Strict):
@@ -183,26 +175,23 @@ class Rule(Strict):
     summary: str = Field(description="One sentence: what the user sees.")
     signatures: list[Signature] = Field(min_length=1)
     conditions: list[Condition] = Field(default_factory=list)
-    exclusions: list[Condition] = Field(
-        default_factory=list, description="A fact known true here rules the rule out."
-    )
+    exclusions: list[Condition] = Field(default_factory=list, description="A fact known true here rules the rule out.")
     exclude_lines: list[LineExclusion] = Field(default_factory=list)
     supersedes: list[str] = Field(
         default_factory=list, description="Rule ids hidden when this rule fits the same evidence."
     )
     versions: Versions
-    derive: dict[str, str] = Field(
-        default_factory=dict, description="Named arithmetic over captured values and facts."
-    )
+    derive: dict[str, str] = Field(default_factory=dict, description="Named arithmetic over captured values and facts.")
     diagnosis: str
+    diagnosis_fallback: str | None = Field(
+        None, description="Diagnosis used when a value the diagnosis names is unknown (a partial paste)."
+    )
     root_cause: str
     references: list[Reference] = Field(default_factory=list)
     remediation: list[Step] = Field(min_length=1)
     workarounds: list[Workaround] = Field(default_factory=list)
     verification: Verification
-    not_to_do: list[str] = Field(
-        default_factory=list, description="Advice that looks right but does not work."
-    )
+    not_to_do: list[str] = Field(default_factory=list, description="Advice that looks right but does not work.")
     examples: list[Example] = Field(min_length=2)
 
     @model_validator(mode="after")

@@ -1,0 +1,3 @@
+from llamadiag.cli import app
+
+app(prog_name="llamadiag")

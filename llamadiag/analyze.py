@@ -1,0 +1,337 @@
+"""The pipeline: physical lines -> entries -> runs -> facts, statistics, matches.
+
+`Analyzer` is incremental: `feed()` takes lines as they arrive and returns the
+signature matches completed by them, `flush()` releases an entry held back for
+possible continuation lines, and `report()` evaluates every rule on every run. `explain`
+feeds a whole file; `watch` feeds a stream and reports matches as they complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from llamadiag import __version__
+from llamadiag.cmdline import FlagTable, ParsedFlags
+from llamadiag.envelope import EnvelopeParser, Line
+from llamadiag.facts import FactState, FactValue
+from llamadiag.findings import FactUse, Finding, Report, RuledOut, RunOut
+from llamadiag.knowledge import Knowledge
+from llamadiag.literals import LiteralIndex, Target
+from llamadiag.matcher import Match, SignatureMatcher
+from llamadiag.patterns import compile_pattern
+from llamadiag.ranking import rank_findings
+from llamadiag.reasoning import RuleHits, assess
+from llamadiag.stats import RunStats
+
+PREAMBLE_LIMIT = 256
+SEGMENT_KINDS = {"start", "preamble", "cmdline"}
+
+
+@dataclass
+class Run:
+    index: int
+    instance: str | None
+    first_line: int
+    facts: FactState
+    last_line: int = 0
+    has_start: bool = False
+    startup_seen: bool = False
+    cmdline: ParsedFlags | None = None
+    matchers: dict[tuple[int, int], SignatureMatcher] = field(default_factory=dict)
+    hits: dict[int, RuleHits] = field(default_factory=dict)
+    excluded: dict[int, tuple[int, str]] = field(default_factory=dict)
+    stats: RunStats = field(default_factory=RunStats)
+
+
+@dataclass
+class _Stream:
+    """Per-instance segmentation state (router children, compose services ...)."""
+
+    run: Run
+    preamble: list[tuple[Line, list[Target]]] = field(default_factory=list)
+
+
+class Analyzer:
+    def __init__(
+        self,
+        knowledge: Knowledge,
+        cmdline: str | None = None,
+        version_text: str | None = None,
+        build: int | None = None,
+        every_line: bool = False,
+    ) -> None:
+        self.k = knowledge
+        self.flag_table = FlagTable(knowledge.flags)
+        self.cli_flags = self.flag_table.parse(cmdline) if cmdline else ParsedFlags()
+        self.version_text = version_text
+        self.build = build
+        self.every_line = every_line
+        self.envelope = EnvelopeParser(knowledge.envelope)
+        self.index = _build_index(knowledge)
+        self.runs: list[Run] = []
+        self.streams: dict[str | None, _Stream] = {}
+        self.held: Line | None = None
+        self.line_number = 0
+        self.unmatched: list[Line] = []
+        self.on_entry: Any = None  # optional hook (unmatched-line collection)
+
+    # -- input ---------------------------------------------------------------
+    def feed(self, lines: list[str]) -> list[tuple[Run, int, Match]]:
+        """Consume physical lines; return (run, rule index, match) completed by them."""
+        base = self.line_number
+        self.line_number += len(lines)
+        if self.every_line:
+            chosen: Iterable[int] = range(len(lines))
+        else:
+            chosen = self.index.candidates(lines)
+        done: list[tuple[Run, int, Match]] = []
+        for i in chosen:
+            done.extend(self._physical(base + i + 1, lines[i]))
+        return done
+
+    def flush(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for continuations, and any buffered preamble."""
+        done: list[tuple[Run, int, Match]] = []
+        if self.held is not None:
+            line, self.held = self.held, None
+            done.extend(self._entry(line))
+        for stream in self.streams.values():
+            pending, stream.preamble = stream.preamble, []
+            for entry, targets in pending:
+                done.extend(self._process(stream.run, entry, targets))
+        return done
+
+    def _physical(self, number: int, physical: str) -> list[tuple[Run, int, Match]]:
+        line, is_cont = self.envelope.peel(number, physical)
+        if line is None:
+            return []
+        held = self.held
+        if is_cont and held is not None and number == held.end + 1 and line.instance == held.instance:
+            held.text += "\n" + line.text
+            held.end = number
+            return []
+        if is_cont:
+            self.envelope._parse_llama(line)
+        self.held = line
+        return self._entry(held) if held is not None else []
+
+    # -- segmentation ----------------------------------------------------------
+    def _stream(self, instance: str | None, first_line: int) -> _Stream:
+        stream = self.streams.get(instance)
+        if stream is None:
+            stream = _Stream(self._new_run(instance, first_line))
+            self.streams[instance] = stream
+        return stream
+
+    def _new_run(self, instance: str | None, first_line: int) -> Run:
+        run = Run(len(self.runs), instance, first_line, FactState(self.k.facts))
+        self.runs.append(run)
+        return run
+
+    def _entry(self, line: Line) -> list[tuple[Run, int, Match]]:
+        targets = self.index.targets(line.text)
+        kinds = {t.kind for t in targets if t.kind in SEGMENT_KINDS and t.pattern.search(line.text)}
+        stream = self._stream(line.instance, line.number)
+        if self.on_entry is not None:
+            self.on_entry(line, targets)
+        if ("preamble" in kinds or "cmdline" in kinds) and "start" not in kinds:
+            stream.preamble.append((line, targets))
+            if len(stream.preamble) > PREAMBLE_LIMIT:
+                old, tgt = stream.preamble.pop(0)
+                return self._process(stream.run, old, tgt)
+            return []
+        done: list[tuple[Run, int, Match]] = []
+        if "start" in kinds:
+            if stream.run.has_start:
+                first = stream.preamble[0][0].number if stream.preamble else line.number
+                stream.run = self._new_run(line.instance, first)
+            stream.run.has_start = True
+        pending, stream.preamble = stream.preamble, []
+        for entry, tgt in pending:
+            done.extend(self._process(stream.run, entry, tgt))
+        done.extend(self._process(stream.run, line, targets))
+        return done
+
+    # -- per-run processing ------------------------------------------------------
+    def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
+        run.last_line = max(run.last_line, line.end)
+        facts = run.facts
+        if line.wrappers:
+            facts.wrappers.update(line.wrappers)
+        sig_hits: dict[tuple[int, int], set[int]] = {}
+        text = line.text
+        for t in targets:
+            kind = t.kind
+            if kind == "sig":
+                rule_i, sig_i, entry_i = t.ref
+                sig_hits.setdefault((rule_i, sig_i), set()).add(entry_i)
+                continue
+            m = t.pattern.search(text)
+            if m is None:
+                continue
+            if kind == "fact":
+                facts.observe_fact(t.ref[0], t.ref[1], m.groupdict(), line.number)
+            elif kind == "absent_block":
+                facts.block_absent(t.ref)
+            elif kind == "version":
+                facts.observe_version(m.groupdict(), line.number, t.ref)
+            elif kind == "era":
+                facts.observe_era(*t.ref, line.number)
+            elif kind == "startup":
+                run.startup_seen = True
+            elif kind == "stat":
+                run.stats.observe(t.ref, m.groupdict())
+            elif kind == "exclude":
+                run.excluded.setdefault(t.ref[0], (line.number, t.ref[1]))
+            elif kind == "cmdline" and run.cmdline is None:
+                run.cmdline = self.flag_table.parse(text[m.start() :])
+        done: list[tuple[Run, int, Match]] = []
+        for (rule_i, sig_i), hits in sorted(sig_hits.items()):
+            matcher = run.matchers.get((rule_i, sig_i))
+            if matcher is None:
+                sig = self.k.rules[rule_i].rule.signatures[sig_i]
+                patterns = [self.index.entry_patterns[(rule_i, sig_i, e)] for e in range(len(sig.entries))]
+                matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns)
+            for match in matcher.observe(line, hits):
+                self._record(run, rule_i, match)
+                done.append((run, rule_i, match))
+        return done
+
+    @staticmethod
+    def _record(run: Run, rule_i: int, match: Match) -> None:
+        current = run.hits.get(rule_i)
+        if current is None:
+            run.hits[rule_i] = RuleHits(match, 1, match.last)
+        elif current.best.signature.partial and not match.signature.partial:
+            run.hits[rule_i] = RuleHits(match, 1, max(current.last_line, match.last))
+        elif match.sig_index == current.best.sig_index:
+            current.count += 1
+            current.last_line = max(current.last_line, match.last)
+
+    # -- evaluation ---------------------------------------------------------------
+    def run_facts(self, run: Run) -> dict[str, FactValue]:
+        flags = run.cmdline if run.cmdline else self.cli_flags
+        if run.cmdline and self.cli_flags:  # flags given on our command line fill gaps
+            merged = ParsedFlags(
+                values={**self.cli_flags.values, **run.cmdline.values},
+                sources={**self.cli_flags.sources, **run.cmdline.sources},
+                old_spellings=run.cmdline.old_spellings,
+                unknown=run.cmdline.unknown,
+                text=run.cmdline.text,
+            )
+            flags = merged
+        return run.facts.finalize(self.k.versions, run.startup_seen, flags, self.version_text, self.build)
+
+    def assess_run(self, run: Run, rule_indices: Iterable[int] | None = None) -> tuple[list[Finding], list[RuledOut]]:
+        facts = self.run_facts(run)
+        findings: list[Finding] = []
+        ruled_out: list[RuledOut] = []
+        for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
+            rule = self.k.rules[rule_i].rule
+            result = assess(rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i))
+            (findings if isinstance(result, Finding) else ruled_out).append(result)
+        return _apply_supersedes(findings, self.k), ruled_out
+
+    def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
+        self.flush()
+        runs_out: list[RunOut] = []
+        findings: list[Finding] = []
+        ruled: list[RuledOut] = []
+        if not self.runs and (self.line_number or self.cli_flags or self.version_text or self.build):
+            run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
+            run.last_line = self.line_number
+        for run in self.runs:
+            facts = self.run_facts(run)
+            runs_out.append(
+                RunOut(
+                    index=run.index,
+                    instance=run.instance,
+                    first_line=run.first_line,
+                    last_line=run.last_line,
+                    startup_seen=run.startup_seen,
+                    facts=_facts_for_output(facts),
+                    fact_sources={
+                        k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in sorted(facts.items())
+                    },
+                    stats=run.stats.summary(),
+                )
+            )
+            f, r = self.assess_run(run)
+            findings.extend(f)
+            ruled.extend(r)
+        return Report(
+            version=__version__,
+            rules_version=self.k.digest,
+            input=input_info or {},
+            runs=runs_out,
+            findings=rank_findings(findings),
+            ruled_out=ruled,
+            notes=notes or [],
+        )
+
+
+def _facts_for_output(facts: dict[str, FactValue]) -> dict[str, Any]:
+    """Fact values, with the parsed flags grouped under "flags"."""
+    out: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    for name, value in sorted(facts.items()):
+        if name.startswith("flag."):
+            flags[name[5:]] = value.value
+        else:
+            out[name] = value.value
+    out["flags"] = flags
+    return out
+
+
+def _apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:
+    by_id = {f.rule_id: f for f in findings}
+    hidden: set[str] = set()
+    for f in findings:
+        loaded = k.rule(f.rule_id)
+        for other in loaded.rule.supersedes if loaded else []:
+            target = by_id.get(other)
+            if target is not None and {e.line for e in target.evidence} & set(range(f.first_line, f.last_line + 1)):
+                hidden.add(other)
+    return [f for f in findings if f.rule_id not in hidden]
+
+
+def _build_index(k: Knowledge) -> LiteralIndex:
+    index = LiteralIndex()
+    index.entry_patterns = {}  # type: ignore[attr-defined]
+    for rule_i, loaded in enumerate(k.rules):
+        rule = loaded.rule
+        for sig_i, sig in enumerate(rule.signatures):
+            for entry_i, entry in enumerate(sig.entries):
+                index.add("sig", (rule_i, sig_i, entry_i), entry.regex, entry.literal)
+                index.entry_patterns[(rule_i, sig_i, entry_i)] = compile_pattern(entry.regex)  # type: ignore[attr-defined]
+        for excl in rule.exclude_lines:
+            index.add("exclude", (rule_i, excl.because.strip()), excl.regex, excl.literal)
+    for fact in k.facts:
+        for p in fact.patterns:
+            index.add("fact", (fact.name, p.value), p.regex, p.literal)
+        for p in fact.absent_unless:
+            index.add("absent_block", fact.name, p.regex, p.literal)
+    for shape in k.versions.shapes:
+        if shape.literal:
+            index.add("version", shape.source, shape.regex, shape.literal)
+    for fp in k.eras.fingerprints:
+        index.add("era", (fp.name, fp.min_build, fp.max_build), fp.regex, fp.literal)
+    for p in k.runs.start:
+        index.add("start", None, p.regex, p.literal)
+    for p in k.runs.preamble:
+        index.add("preamble", None, p.regex, p.literal)
+    for p in k.runs.startup_complete:
+        index.add("startup", None, p.regex, p.literal)
+    for p in k.runs.commandline:
+        index.add("cmdline", None, p.regex, p.literal)
+    for stat in k.stats.lines:
+        index.add("stat", stat.name, stat.regex, stat.literal)
+    for cont in k.envelope.continuations:
+        index.add("cont", None, cont.regex, cont.literal)
+    return index
+
+
+def iter_lines(blocks: Iterable[list[str]]) -> Iterator[list[str]]:
+    yield from blocks

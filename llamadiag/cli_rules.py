@@ -1,0 +1,97 @@
+"""`llamadiag rules ...`: list, show, test, lint and schema for the knowledge base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from llamadiag.knowledge import load_knowledge
+from llamadiag.lint import lint as run_lint
+from llamadiag.render_rich import safe
+from llamadiag.rulemodel import Rule
+from llamadiag.selftest import run_examples
+
+rules_app = typer.Typer(no_args_is_help=True, help="Inspect, test and lint the rules.")
+RulesOpt = Annotated[list[Path] | None, typer.Option("--rules", help="Extra rule folder (repeatable).")]
+
+
+def _load(rules: list[Path] | None):  # type: ignore[no-untyped-def]
+    k = load_knowledge(rules or [])
+    for e in k.errors:
+        typer.echo(f"rule error: {e}", err=True)
+    return k
+
+
+@rules_app.command("list")
+def list_rules(rules: RulesOpt = None) -> None:
+    """All rules: id, category, severity, fixed in."""
+    k = _load(rules)
+    table = Table()
+    for col in ("id", "category", "severity", "fixed in", "title"):
+        table.add_column(col)
+    for loaded in k.rules:
+        r = loaded.rule
+        table.add_row(
+            r.id, r.category, r.severity.value, f"b{r.versions.fixed_in}" if r.versions.fixed_in else "-", r.title
+        )
+    Console(highlight=False).print(table)
+    raise typer.Exit(2 if k.errors else 0)
+
+
+@rules_app.command("show")
+def show(rule_id: str, rules: RulesOpt = None) -> None:
+    """One rule as YAML-ish JSON, with its file."""
+    k = _load(rules)
+    loaded = k.rule(rule_id)
+    if loaded is None:
+        typer.echo(f"llamadiag: no rule {rule_id!r}", err=True)
+        raise typer.Exit(2)
+    typer.echo(f"# {loaded.path}")
+    typer.echo(json.dumps(loaded.rule.model_dump(mode="json", by_alias=True, exclude_none=True), indent=2))
+
+
+@rules_app.command("test")
+def test(
+    ids: Annotated[list[str] | None, typer.Argument(help="Only these rule ids.")] = None, rules: RulesOpt = None
+) -> None:
+    """Run every rule's inline examples through the engine."""
+    k = _load(rules)
+    failed = total = 0
+    console = Console(highlight=False)
+    for loaded in k.rules:
+        if ids and loaded.rule.id not in ids:
+            continue
+        for result in run_examples(k, loaded):
+            total += 1
+            if not result.ok:
+                failed += 1
+                console.print(safe(f"FAIL {result.rule_id}: {result.name}: {result.detail}"))
+    console.print(f"{total - failed} passed, {failed} failed")
+    raise typer.Exit(1 if failed else (2 if k.errors else 0))
+
+
+@rules_app.command("lint")
+def lint(rules: RulesOpt = None) -> None:
+    """Check rules: patterns, captures, references, examples, verification."""
+    k = _load(rules)
+    issues = run_lint(k)
+    for issue in issues:
+        typer.echo(str(issue))
+    errors = sum(1 for i in issues if i.severity == "error")
+    typer.echo(f"{len(k.rules)} rules, {errors} errors, {len(issues) - errors} warnings")
+    raise typer.Exit(1 if errors else (2 if k.errors else 0))
+
+
+@rules_app.command("schema")
+def schema(output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None) -> None:
+    """The JSON Schema of rule files, generated from the pydantic models."""
+    text = json.dumps(Rule.model_json_schema(by_alias=True), indent=2) + "\n"
+    if output:
+        output.write_text(text)
+    else:
+        typer.echo(text, nl=False)

@@ -1,0 +1,168 @@
+"""From physical lines to llama-server entries.
+
+Peels the wrappers declared in rules/formats/envelope.yaml (stacked, any order they
+nest in), strips ANSI and control characters, parses llama's own `M.SS.mmm.uuu L `
+prefix and the module tag column, and joins continuation lines to their entry.
+Nothing here knows a specific format: all shapes come from the YAML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from llamadiag.formatmodel import Envelope
+from llamadiag.patterns import compile_pattern
+
+# CSI, OSC and two-character escape sequences, then any other C0/C1 control character.
+ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+MAX_PEEL = 8
+
+
+@dataclass(slots=True)
+class Line:
+    """One log entry: the first physical line number and the message with continuations."""
+
+    number: int
+    text: str
+    end: int = 0
+    level: str | None = None
+    time: float | None = None
+    tag: str | None = None
+    func: str | None = None
+    slot_id: int | None = None
+    task_id: int | None = None
+    instance: str | None = None
+    wrappers: tuple[str, ...] = ()
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.end:
+            self.end = self.number
+
+
+def strip_controls(text: str) -> str:
+    """Remove terminal escape sequences and control characters (tabs kept)."""
+    if "\x1b" in text or "\x9b" in text:
+        text = ANSI.sub("", text)
+    return CONTROL.sub("", text.replace("\t", "    ")) if CONTROL.search(text) else text
+
+
+class EnvelopeParser:
+    def __init__(self, spec: Envelope) -> None:
+        self.wrappers = [(w, compile_pattern(w.regex)) for w in spec.wrappers]
+        self.drop = [compile_pattern(d) for d in spec.drop]
+        self.prefixes = [compile_pattern(p) for p in spec.llama_prefix]
+        self.tag_column = compile_pattern(spec.tag_column)
+        self.slot_fields = compile_pattern(spec.slot_fields)
+        self.continuations = [compile_pattern(c.regex) for c in spec.continuations]
+        self.level_words = [(compile_pattern(r), lvl) for r, lvl in spec.level_words.items()]
+
+    def peel(self, number: int, physical: str) -> tuple[Line | None, bool]:
+        """Parse one physical line. Returns (line, is_continuation); None for dropped lines."""
+        text = strip_controls(physical)
+        wrappers: list[str] = []
+        meta: dict[str, str] = {}
+        level = tag = None
+        terminal = False
+        for _ in range(MAX_PEEL):
+            for wrapper, pattern in self.wrappers:
+                m = pattern.match(text)
+                if not m:
+                    continue
+                if wrapper.kind == "json":
+                    inner = _json_field(text, wrapper.field or "")
+                    if inner is None:
+                        continue
+                    text = strip_controls(inner.rstrip("\n"))
+                else:
+                    text = text[m.end() :]
+                    for key, value in m.groupdict().items():
+                        if value is not None:
+                            meta[key] = value
+                    if wrapper.level_map and m.groupdict().get("level"):
+                        level = wrapper.level_map.get(m.group("level"))
+                wrappers.append(wrapper.name)
+                tag = wrapper.tag or tag
+                terminal = wrapper.terminal
+                break
+            else:
+                break
+            if terminal:
+                break
+        if any(d.match(text) for d in self.drop):
+            return None, False
+        instance = meta.get("instance")
+        line = Line(number, text, level=level, tag=tag, instance=instance, wrappers=tuple(wrappers), meta=meta)
+        if terminal:
+            return line, False
+        if any(c.match(text) for c in self.continuations):
+            return line, True
+        self._parse_llama(line)
+        return line, False
+
+    def _parse_llama(self, line: Line) -> None:
+        text = line.text
+        for prefix in self.prefixes:
+            m = prefix.match(text)
+            if m:
+                line.level = m.group("level")
+                stamp = m.groupdict().get("time")
+                if stamp:
+                    minutes, seconds, ms, us = stamp.split(".")
+                    line.time = int(minutes) * 60 + int(seconds) + int(ms) / 1e3 + int(us) / 1e6
+                text = text[m.end() :]
+                break
+        line.text = text
+        m = self.tag_column.match(text)
+        if m:
+            line.tag, line.func = m.group("tag"), m.group("func")
+            s = self.slot_fields.match(text, m.end())
+            if s:
+                line.slot_id, line.task_id = int(s.group("slot_id")), int(s.group("task_id"))
+        if line.level is None:
+            for pattern, level in self.level_words:
+                if pattern.search(text):
+                    line.level = level
+                    break
+
+
+def _json_field(text: str, name: str) -> str | None:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    value = obj.get(name) if isinstance(obj, dict) else None
+    if isinstance(value, list):  # journald stores non-text MESSAGE as a byte array
+        try:
+            return bytes(value).decode("utf-8", "replace")
+        except (TypeError, ValueError):
+            return None
+    return value if isinstance(value, str) else None
+
+
+def join_entries(parser: EnvelopeParser, numbered: Iterable[tuple[int, str]]) -> Iterator[Line]:
+    """Peel numbered physical lines and join continuations onto the entry before them.
+
+    An entry is yielded when the next non-continuation line arrives, or at the end.
+    A continuation only joins the entry that ends on the line just before it.
+    """
+    held: Line | None = None
+    for number, physical in numbered:
+        line, is_cont = parser.peel(number, physical)
+        if line is None:
+            continue
+        if is_cont and held is not None and number == held.end + 1 and line.instance == held.instance:
+            held.text += "\n" + line.text
+            held.end = number
+            continue
+        if is_cont:
+            parser._parse_llama(line)
+        if held is not None:
+            yield held
+        held = line
+    if held is not None:
+        yield held

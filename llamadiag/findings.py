@@ -1,0 +1,106 @@
+"""What the engine concludes: findings (and, for --why, the rules it ruled out).
+
+These models are the JSON output contract (docs/json-output.md); renderers read them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Evidence(BaseModel):
+    line: int
+    text: str
+
+
+class FactUse(BaseModel):
+    value: Any
+    line: int | None = None
+    source: str
+
+
+class ReferenceOut(BaseModel):
+    kind: str
+    id: str
+    role: str
+    build: int | None = None
+    title: str | None = None
+    url: str
+    confirmed: bool = True
+    note: str | None = None
+
+
+class StepOut(BaseModel):
+    text: str
+    command: str | None = None
+
+
+class WorkaroundOut(BaseModel):
+    text: str
+    caveat: str
+    command: str | None = None
+
+
+class ConditionOut(BaseModel):
+    fact: str
+    expected: str
+    value: Any = None
+    status: str  # true | false | unknown
+
+
+class Finding(BaseModel):
+    rule_id: str
+    title: str
+    category: str
+    severity: str
+    confidence: str
+    run: int
+    summary: str
+    evidence: list[Evidence]
+    values: dict[str, Any] = Field(default_factory=dict)
+    facts_used: dict[str, FactUse] = Field(default_factory=dict)
+    conditions: list[ConditionOut] = Field(default_factory=list)
+    count: int = 1
+    first_line: int
+    last_line: int
+    references: list[ReferenceOut] = Field(default_factory=list)
+    fixed_in: int | None = None
+    introduced_in: int | None = None
+    version_status: str
+    diagnosis: str
+    root_cause: str
+    remediation: list[StepOut]
+    workarounds: list[WorkaroundOut] = Field(default_factory=list)
+    not_to_do: list[str] = Field(default_factory=list)
+    verification: list[str]
+    questions: list[str] = Field(default_factory=list)
+
+
+class RuledOut(BaseModel):
+    rule_id: str
+    run: int
+    reason: str
+    evidence_line: int
+
+
+class RunOut(BaseModel):
+    index: int
+    instance: str | None = None
+    first_line: int
+    last_line: int
+    startup_seen: bool
+    facts: dict[str, Any]
+    fact_sources: dict[str, FactUse]
+    stats: dict[str, Any] = Field(default_factory=dict)
+
+
+class Report(BaseModel):
+    version: str
+    rules_version: str
+    input: dict[str, Any]
+    runs: list[RunOut]
+    findings: list[Finding]
+    ruled_out: list[RuledOut] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
