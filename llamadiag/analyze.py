@@ -209,9 +209,15 @@ class Analyzer:
         current = run.hits.get(rule_i)
         if current is None:
             run.hits[rule_i] = RuleHits(match, 1, match.last)
-        elif current.best.signature.partial and not match.signature.partial:
+            return
+        best = current.best
+        overlaps = match.first <= best.last + best.signature.within
+        if best.signature.partial and not match.signature.partial:
             run.hits[rule_i] = RuleHits(match, 1, max(current.last_line, match.last))
-        elif match.sig_index == current.best.sig_index:
+        elif overlaps and match.sig_index < best.sig_index and match.signature.partial == best.signature.partial:
+            # signatures are listed best first: a richer one completing on the same evidence wins
+            run.hits[rule_i] = RuleHits(match, current.count, max(current.last_line, match.last))
+        elif match.sig_index == best.sig_index:
             current.count += 1
             current.last_line = max(current.last_line, match.last)
 
@@ -295,9 +301,14 @@ def _apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:
     hidden: set[str] = set()
     for f in findings:
         loaded = k.rule(f.rule_id)
-        for other in loaded.rule.supersedes if loaded else []:
+        if loaded is None:
+            continue
+        for other in loaded.rule.supersedes:
             target = by_id.get(other)
-            if target is not None and {e.line for e in target.evidence} & set(range(f.first_line, f.last_line + 1)):
+            if target is None:
+                continue
+            inside = any(f.first_line <= e.line <= f.last_line for e in target.evidence)
+            if inside or loaded.rule.supersedes_scope == "run":
                 hidden.add(other)
     return [f for f in findings if f.rule_id not in hidden]
 

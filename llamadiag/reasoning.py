@@ -168,7 +168,7 @@ def assess(
     scope: dict[str, Any] = {k: v.value for k, v in facts.items()}
     scope.update(match.values)
     scope.update(derive_all(rule.derive, scope))
-    diagnosis = render_with_fallback(rule.diagnosis, rule.diagnosis_fallback, scope)
+    diagnosis = render_with_fallback(match.signature.diagnosis or rule.diagnosis, rule.diagnosis_fallback, scope)
     for name in ("build", "build_min", "build_max", "version_usable", "version_problem", "era"):
         if name in facts and versions.fixed_in is not None:
             used.setdefault(name, facts[name])

@@ -66,6 +66,9 @@ class Signature(Strict):
         description="Captured names that must be equal across entries (keyed correlation, e.g. task_id).",
     )
     partial: bool = Field(False, description="A fragment of the full evidence: caps confidence at 'likely'.")
+    diagnosis: str | None = Field(
+        None, description="Diagnosis for this signature, replacing the rule's (a distinct sub-case)."
+    )
 
 
 class Condition(Strict):
@@ -179,6 +182,11 @@ class Rule(Strict):
     exclude_lines: list[LineExclusion] = Field(default_factory=list)
     supersedes: list[str] = Field(
         default_factory=list, description="Rule ids hidden when this rule fits the same evidence."
+    )
+    supersedes_scope: Literal["evidence", "run"] = Field(
+        "evidence",
+        description="evidence: hide the other finding only where its lines fall inside this one's; "
+        "run: anywhere in the same run (a cause printed at startup, its symptom later).",
     )
     versions: Versions
     derive: dict[str, str] = Field(default_factory=dict, description="Named arithmetic over captured values and facts.")
