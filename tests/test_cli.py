@@ -62,7 +62,7 @@ def test_json_contract(seed_log: Path) -> None:
     assert f["values"]["X"] == 17 and f["values"]["Y"] == 942 and f["values"]["seq"] == 3
     assert f["evidence"][0]["line"] == 1 and "inconsistent sequence positions" in f["evidence"][0]["text"]
     assert f["fixed_in"] == 11548
-    fix = [r for r in f["references"] if r["role"] == "fix"][0]
+    fix = next(r for r in f["references"] if r["role"] == "fix")
     assert (fix["kind"], fix["id"], fix["build"]) == ("pr", "30257", 11548)
     assert {"text", "command"} <= set(f["remediation"][0])
     assert f["workarounds"] and f["verification"] and isinstance(f["questions"], list)
