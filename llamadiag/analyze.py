@@ -8,11 +8,12 @@ feeds a whole file; `watch` feeds a stream and reports matches as they complete.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from llamadiag import __version__
+from llamadiag.blocks import text_blocks
 from llamadiag.cmdline import FlagTable, ParsedFlags
 from llamadiag.envelope import EnvelopeParser, Line
 from llamadiag.facts import FactState, FactValue
@@ -23,6 +24,7 @@ from llamadiag.matcher import Match, SignatureMatcher
 from llamadiag.patterns import compile_pattern
 from llamadiag.ranking import rank_findings
 from llamadiag.reasoning import RuleHits, assess
+from llamadiag.scan import Scanner
 from llamadiag.stats import RunStats
 
 PREAMBLE_LIMIT = 256
@@ -51,7 +53,7 @@ class _Stream:
     """Per-instance segmentation state (router children, compose services ...)."""
 
     run: Run
-    preamble: list[tuple[Line, list[Target]]] = field(default_factory=list)
+    preamble: list[tuple[Line, Sequence[Target]]] = field(default_factory=list)
 
 
 class Analyzer:
@@ -62,6 +64,7 @@ class Analyzer:
         version_text: str | None = None,
         build: int | None = None,
         every_line: bool = False,
+        engine: str | None = None,
     ) -> None:
         self.k = knowledge
         self.flag_table = FlagTable(knowledge.flags)
@@ -71,9 +74,11 @@ class Analyzer:
         self.every_line = every_line
         self.envelope = EnvelopeParser(knowledge.envelope)
         self.index = _build_index(knowledge)
+        self.scanner = Scanner(self, engine)
         self.runs: list[Run] = []
         self.streams: dict[str | None, _Stream] = {}
         self.held: Line | None = None
+        self.held_targets: Sequence[Target] | None = None
         self.line_number = 0
         self.unmatched: list[Line] = []
         self.on_entry: Any = None  # optional hook (unmatched-line collection)
@@ -81,42 +86,55 @@ class Analyzer:
     # -- input ---------------------------------------------------------------
     def feed(self, lines: list[str]) -> list[tuple[Run, int, Match]]:
         """Consume physical lines; return (run, rule index, match) completed by them."""
+        if not self.every_line:
+            return self.feed_bytes(text_blocks(lines))
         base = self.line_number
         self.line_number += len(lines)
-        if self.every_line:
-            chosen: Iterable[int] = range(len(lines))
-        else:
-            chosen = self.index.candidates(lines)
         done: list[tuple[Run, int, Match]] = []
-        for i in chosen:
-            done.extend(self._physical(base + i + 1, lines[i]))
+        for i, physical in enumerate(lines):
+            line, is_cont = self.envelope.peel(base + i + 1, physical)
+            if line is not None:
+                done.extend(self._physical_line(line, is_cont))
         return done
+
+    def feed_bytes(self, block: bytes) -> list[tuple[Run, int, Match]]:
+        """Consume a block of whole lines (UTF-8, each ending with a newline)."""
+        if self.every_line:
+            text = block.decode("utf-8", "replace")
+            return self.feed(text.split("\n")[:-1] if text else [])
+        return self.scanner.feed(block)
+
+    def flush_held(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for possible continuation lines."""
+        held, targets = self.held, self.held_targets
+        if held is None:
+            return []
+        self.held = self.held_targets = None
+        return self._entry(held, targets)
 
     def flush(self) -> list[tuple[Run, int, Match]]:
         """Process the entry held for continuations, and any buffered preamble."""
-        done: list[tuple[Run, int, Match]] = []
-        if self.held is not None:
-            line, self.held = self.held, None
-            done.extend(self._entry(line))
+        done = self.flush_held()
         for stream in self.streams.values():
             pending, stream.preamble = stream.preamble, []
             for entry, targets in pending:
                 done.extend(self._process(stream.run, entry, targets))
         return done
 
-    def _physical(self, number: int, physical: str) -> list[tuple[Run, int, Match]]:
-        line, is_cont = self.envelope.peel(number, physical)
-        if line is None:
-            return []
+    def _physical_line(
+        self, line: Line, is_cont: bool, targets: Sequence[Target] | None = None
+    ) -> list[tuple[Run, int, Match]]:
+        """A peeled physical line: joined to the held entry, or held itself."""
         held = self.held
-        if is_cont and held is not None and number == held.end + 1 and line.instance == held.instance:
+        if is_cont and held is not None and line.number == held.end + 1 and line.instance == held.instance:
             held.text += "\n" + line.text
-            held.end = number
+            held.end = line.number
             return []
         if is_cont:
             self.envelope._parse_llama(line)
-        self.held = line
-        return self._entry(held) if held is not None else []
+        held_targets = self.held_targets
+        self.held, self.held_targets = line, targets
+        return self._entry(held, held_targets) if held is not None else []
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> _Stream:
@@ -131,8 +149,9 @@ class Analyzer:
         self.runs.append(run)
         return run
 
-    def _entry(self, line: Line) -> list[tuple[Run, int, Match]]:
-        targets = self.index.targets(line.text)
+    def _entry(self, line: Line, targets: Sequence[Target] | None = None) -> list[tuple[Run, int, Match]]:
+        if targets is None or line.end != line.number:  # no hint, or continuations joined
+            targets = self.index.targets(line.text)
         kinds = {t.kind for t in targets if t.kind in SEGMENT_KINDS and t.pattern.search(line.text)}
         stream = self._stream(line.instance, line.number)
         if self.on_entry is not None:
@@ -194,15 +213,21 @@ class Analyzer:
                 run.cmdline = self.flag_table.parse(text[m.start() :])
         done: list[tuple[Run, int, Match]] = []
         for (rule_i, sig_i), hits in sorted(sig_hits.items()):
-            matcher = run.matchers.get((rule_i, sig_i))
-            if matcher is None:
-                sig = self.k.rules[rule_i].rule.signatures[sig_i]
-                patterns = [self.index.entry_patterns[(rule_i, sig_i, e)] for e in range(len(sig.entries))]
-                matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns)
+            if self.scanner.deferred:
+                self.scanner.replay(run, (rule_i, sig_i))  # signature starts held back by the scanner
+            matcher = self.matcher(run, rule_i, sig_i)
             for match in matcher.observe(line, hits):
                 self._record(run, rule_i, match)
                 done.append((run, rule_i, match))
         return done
+
+    def matcher(self, run: Run, rule_i: int, sig_i: int) -> SignatureMatcher:
+        matcher = run.matchers.get((rule_i, sig_i))
+        if matcher is None:
+            sig = self.k.rules[rule_i].rule.signatures[sig_i]
+            patterns = [compile_pattern(e.regex) for e in sig.entries]
+            matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns)
+        return matcher
 
     @staticmethod
     def _record(run: Run, rule_i: int, match: Match) -> None:
@@ -315,13 +340,11 @@ def _apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:
 
 def _build_index(k: Knowledge) -> LiteralIndex:
     index = LiteralIndex()
-    index.entry_patterns = {}  # type: ignore[attr-defined]
     for rule_i, loaded in enumerate(k.rules):
         rule = loaded.rule
         for sig_i, sig in enumerate(rule.signatures):
             for entry_i, entry in enumerate(sig.entries):
                 index.add("sig", (rule_i, sig_i, entry_i), entry.regex, entry.literal)
-                index.entry_patterns[(rule_i, sig_i, entry_i)] = compile_pattern(entry.regex)  # type: ignore[attr-defined]
         for excl in rule.exclude_lines:
             index.add("exclude", (rule_i, excl.because.strip()), excl.regex, excl.literal)
     for fact in k.facts:

@@ -17,9 +17,10 @@ from rich.console import Console
 
 from llamadiag import __version__
 from llamadiag.analyze import Analyzer
+from llamadiag.blocks import read_byte_blocks
 from llamadiag.findings import Report
 from llamadiag.knowledge import Knowledge
-from llamadiag.reader import InputError, ReadReport, read_blocks
+from llamadiag.reader import InputError, ReadReport
 from llamadiag.render_markdown import report_markdown
 from llamadiag.render_rich import print_report, safe
 from llamadiag.rulemodel import Severity
@@ -82,8 +83,8 @@ def analyze_source(
     analyzer = Analyzer(k, cmdline, version_text, build, every_line=every_line)
     read_report = ReadReport(source)
     try:
-        for block in read_blocks(source, read_report):
-            analyzer.feed(block)
+        for block in read_byte_blocks(source, read_report):
+            analyzer.feed_bytes(block)
     except InputError as exc:
         raise fail(str(exc)) from exc
     info = {

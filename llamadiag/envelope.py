@@ -13,6 +13,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+import regex
+
 from llamadiag.formatmodel import Envelope
 from llamadiag.patterns import compile_pattern
 
@@ -60,6 +62,19 @@ class EnvelopeParser:
         self.slot_fields = compile_pattern(spec.slot_fields)
         self.continuations = [compile_pattern(c.regex) for c in spec.continuations]
         self.level_words = [(compile_pattern(r), lvl) for r, lvl in spec.level_words.items()]
+        # one combined test each, so the common line (no wrapper, not dropped, not a
+        # continuation) costs three regex calls instead of one per pattern
+        self.any_wrapper = _any_of([w.regex for w in spec.wrappers])
+        self.any_drop = _any_of(spec.drop)
+        self.any_continuation = _any_of([c.regex for c in spec.continuations])
+        # the scanner's first look at a raw line: which of wrapper/drop/continuation starts it
+        self.quick = _stdlib_or_regex(
+            "|".join(
+                f"(?P<{name}>{_ungrouped(p.pattern)})"
+                for name, p in (("wrapper", self.any_wrapper), ("drop", self.any_drop), ("cont", self.any_continuation))
+            )
+        )
+        self.quick_prefixes = [_stdlib_or_regex(p) for p in spec.llama_prefix]
 
     def peel(self, number: int, physical: str) -> tuple[Line | None, bool]:
         """Parse one physical line. Returns (line, is_continuation); None for dropped lines."""
@@ -69,6 +84,8 @@ class EnvelopeParser:
         level = tag = None
         terminal = False
         for _ in range(MAX_PEEL):
+            if self.any_wrapper.match(text) is None:
+                break
             for wrapper, pattern in self.wrappers:
                 m = pattern.match(text)
                 if not m:
@@ -93,13 +110,13 @@ class EnvelopeParser:
                 break
             if terminal:
                 break
-        if any(d.match(text) for d in self.drop):
+        if self.any_drop.match(text) is not None:
             return None, False
         instance = meta.get("instance")
         line = Line(number, text, level=level, tag=tag, instance=instance, wrappers=tuple(wrappers), meta=meta)
         if terminal:
             return line, False
-        if any(c.match(text) for c in self.continuations):
+        if self.any_continuation.match(text) is not None:
             return line, True
         self._parse_llama(line)
         return line, False
@@ -128,6 +145,33 @@ class EnvelopeParser:
                 if pattern.search(text):
                     line.level = level
                     break
+
+
+def _any_of(sources: list[str]) -> regex.Pattern[str]:
+    """A pattern matching (at the start) wherever any of `sources` matches."""
+    if not sources:
+        return compile_pattern(r"(?!x)x")
+    return compile_pattern("|".join(f"(?:{s})" for s in sources))
+
+
+def _ungrouped(source: str) -> str:
+    return re.sub(r"\(\?P<\w+>", "(?:", source)
+
+
+def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:
+    """The standard library compiles the simple patterns used per line to faster code."""
+    try:
+        return re.compile(source)
+    except re.error:
+        return compile_pattern(source)
+
+
+def plain(raw: str) -> bool:
+    """No control character or escape sequence (strip_controls would leave it unchanged)
+    and not a JSON object (whose message is escaped)."""
+    if raw.isascii() and raw.isprintable():
+        return raw[:1] != "{"
+    return CONTROL.search(raw) is None and raw[:1] != "{"
 
 
 def _json_field(text: str, name: str) -> str | None:

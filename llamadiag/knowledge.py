@@ -83,6 +83,19 @@ def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
     return LoadedRule(rule, path, positions, builtin)
 
 
+def source_files(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[Path]:
+    """Every file `load_knowledge` reads, in the order its digest hashes them."""
+    root = builtin_rules_dir()
+    files = sorted((root / "facts").glob("*.yaml"))
+    dirs = [root] if builtin else []
+    for folder in [*dirs, *user_rules_dirs(), *(extra_dirs or [])]:
+        if folder.is_dir():
+            files.extend(_rule_files(folder))
+    files.extend(root / "formats" / f"{name}.yaml" for name in ("envelope", "versions", "eras", "runs", "stats"))
+    files.append(root / "flags" / "llama-server.yaml")
+    return files
+
+
 def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
     root = builtin_rules_dir()
     errors: list[RuleFileError] = []

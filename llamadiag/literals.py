@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import regex
@@ -18,14 +17,24 @@ import regex
 from llamadiag.patterns import PatternError, compile_pattern, required_literals
 
 
-@dataclass(frozen=True, slots=True)
 class Target:
-    """A pattern to run on entries that hold `literal`; `kind` and `ref` say whose it is."""
+    """A pattern to run on entries that hold `literal`; `kind` and `ref` say whose it is.
 
-    kind: str
-    ref: Any
-    pattern: regex.Pattern[str]
-    literal: str
+    The pattern is compiled on first use: a log touches a fraction of the rule set, and
+    compiling all ~400 patterns up front would be most of a small log's start-up time.
+    """
+
+    __slots__ = ("_pattern", "kind", "literal", "ref", "serial", "source")
+
+    def __init__(self, kind: str, ref: Any, source: str, literal: str, serial: int = 0) -> None:
+        self.kind, self.ref, self.source, self.literal, self.serial = kind, ref, source, literal, serial
+        self._pattern: regex.Pattern[str] | None = None
+
+    @property
+    def pattern(self) -> regex.Pattern[str]:
+        if self._pattern is None:
+            self._pattern = compile_pattern(self.source)
+        return self._pattern
 
 
 def literals_for(source: str, explicit: str | None) -> list[str]:
@@ -65,11 +74,12 @@ class LiteralIndex:
         self.by_literal: dict[str, list[Target]] = {}
         self._block_re: re.Pattern[str] | None = None
         self._implied: dict[str, list[str]] = {}
+        self.serials = 0
 
     def add(self, kind: str, ref: Any, source: str, literal: str | None = None) -> None:
-        pattern = compile_pattern(source)
+        self.serials += 1
         for lit in literals_for(source, literal):
-            self.by_literal.setdefault(lit, []).append(Target(kind, ref, pattern, lit))
+            self.by_literal.setdefault(lit, []).append(Target(kind, ref, source, lit, self.serials))
         self._block_re = None
 
     def literals(self) -> list[str]:
@@ -98,7 +108,8 @@ class LiteralIndex:
                 yield index
 
     def targets(self, text: str) -> list[Target]:
-        """Targets whose literal occurs in text (overlapping occurrences included)."""
+        """Targets whose literal occurs in text (overlapping occurrences included), each
+        once, in registration order (the first fact pattern listed wins)."""
         if self._block_re is None:
             self._compile()
         assert self._block_re is not None
@@ -111,7 +122,5 @@ class LiteralIndex:
                 found.add(lit)
                 found.update(self._implied[lit])
             m = search(text, m.start() + 1)
-        out: list[Target] = []
-        for lit in found:
-            out.extend(self.by_literal[lit])
-        return out
+        unique = {t.serial: t for lit in found for t in self.by_literal[lit]}
+        return [unique[s] for s in sorted(unique)]

@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 class Strict(BaseModel):
     """Base: unknown keys are errors, so a typo in a rule file is caught."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: validators are built on first validation, not at import; a cached,
+    # already validated rule set (session.py) then never pays for them
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Severity(str, Enum):
@@ -210,4 +212,4 @@ class Rule(Strict):
         return self
 
 
-Condition.model_rebuild()
+# Condition refers to itself (any_of); with defer_build pydantic resolves it on first use

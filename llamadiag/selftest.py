@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from llamadiag.analyze import Analyzer
+from llamadiag.blocks import read_byte_blocks
 from llamadiag.findings import Report
 from llamadiag.knowledge import Knowledge, LoadedRule
-from llamadiag.reader import ReadReport, read_blocks, read_text
+from llamadiag.reader import ReadReport, read_text
 
 
 @dataclass
@@ -30,8 +31,8 @@ def analyze_text(k: Knowledge, text: str, cmdline: str | None = None, version_te
 def analyze_file(k: Knowledge, path: Path, cmdline: str | None = None, version_text: str | None = None) -> Report:
     analyzer = Analyzer(k, cmdline, version_text)
     report = ReadReport(str(path))
-    for block in read_blocks(str(path), report):
-        analyzer.feed(block)
+    for block in read_byte_blocks(str(path), report):
+        analyzer.feed_bytes(block)
     return analyzer.report(notes=report.notes())
 
 

@@ -1,23 +1,21 @@
 """Loading the knowledge for a command, with rules whose own examples fail refused.
 
-Running every example at each start would cost start-up time, so results are cached
-per (rules digest, engine digest) under $XDG_CACHE_HOME/llamadiag.
+Parsing ~50 YAML files with line positions, validating them and running every rule's
+examples costs about a second, far more than a small log's analysis. So the checked,
+validated knowledge is pickled under $XDG_CACHE_HOME/llamadiag, keyed by the digest of
+every knowledge file (and its path) and of the engine's own code: any change to a rule,
+a format file or llamadiag itself loads afresh.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
+import pickle
 from pathlib import Path
 
-from llamadiag import __version__
-from llamadiag.knowledge import Knowledge, load_knowledge
-from llamadiag.lint import CaptureNames, Examples, PatternSafety, References
-from llamadiag.yamlio import RuleFileError
-
-# a dangling `supersedes` is only a lint error: the rule still works without the other rule
-LOAD_CHECKS = (PatternSafety, CaptureNames, References, Examples)
+from llamadiag import __version__, cache
+from llamadiag.knowledge import Knowledge, load_knowledge, source_files
 
 
 def _engine_digest() -> str:
@@ -27,29 +25,48 @@ def _engine_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def _cache_file(k: Knowledge) -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "llamadiag" / f"checked-{k.digest}-{_engine_digest()}.json"
+def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
+    h = hashlib.sha256(_engine_digest().encode())
+    for path in source_files(extra_dirs, builtin):
+        h.update(str(path.resolve()).encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"\0unreadable")
+    h.update(repr(sorted(str(p) for p in extra_dirs or [])).encode())
+    return h.hexdigest()[:24]
 
 
 def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
-    k = load_knowledge(extra_dirs, builtin)
-    cache = _cache_file(k)
-    try:
-        refused: dict[str, str] = json.loads(cache.read_text())
-    except (OSError, ValueError):
-        refused = {}
-        for loaded in list(k.rules):
-            for check in LOAD_CHECKS:
-                issues = [i for i in check(k).check(loaded) if i.severity == "error"]
-                if issues:
-                    refused[loaded.rule.id] = json.dumps([str(loaded.path), issues[0].line, issues[0].message])
-                    break
+    name = f"knowledge-{_knowledge_key(extra_dirs, builtin)}.pickle"
+    data = cache.read(name)
+    if data is not None:
         try:
-            cache.parent.mkdir(parents=True, exist_ok=True)
-            cache.write_text(json.dumps(refused))
-        except OSError:
-            pass  # a read-only home only costs start-up time
+            k = pickle.loads(data)
+            if isinstance(k, Knowledge):
+                return k
+        except Exception:  # stale or foreign: load afresh
+            pass
+    k = _check(load_knowledge(extra_dirs, builtin))
+    # rule errors are cached too: they are reported from the cache on every run
+    cache.write(name, pickle.dumps(k, protocol=pickle.HIGHEST_PROTOCOL))
+    return k
+
+
+def _check(k: Knowledge) -> Knowledge:
+    """Refuse rules whose own patterns, captures, references or examples fail."""
+    from llamadiag.lint import CaptureNames, Examples, PatternSafety, References
+    from llamadiag.yamlio import RuleFileError
+
+    # a dangling `supersedes` is only a lint error: the rule still works without the other rule
+    checks = (PatternSafety, CaptureNames, References, Examples)
+    refused: dict[str, str] = {}
+    for loaded in list(k.rules):
+        for check in checks:
+            issues = [i for i in check(k).check(loaded) if i.severity == "error"]
+            if issues:
+                refused[loaded.rule.id] = json.dumps([str(loaded.path), issues[0].line, issues[0].message])
+                break
     if refused:
         keep = []
         for loaded in k.rules:

@@ -7,10 +7,10 @@ line of every mapping key and sequence item and translate pydantic error locatio
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 
@@ -24,12 +24,20 @@ class RuleFileError(Exception):
         where = f"{self.path}:{line}" if line else self.path
         super().__init__(f"{where}: {message}")
 
+    def __reduce__(self):  # type: ignore[no-untyped-def]  # picklable, for the knowledge cache
+        return (RuleFileError, (self.path, self.line, self.message))
 
-class _LineLoader(yaml.SafeLoader):
-    """SafeLoader that records the line of each node in `positions` keyed by path."""
+
+@cache
+def _yaml() -> tuple[Any, Any]:
+    """PyYAML and a loader, imported only when knowledge is parsed (not from the cache)."""
+    import yaml
+
+    return yaml, yaml.SafeLoader("")
 
 
-def _construct(node: yaml.Node, path: tuple, positions: dict[tuple, int], lines: list[str]) -> Any:
+def _construct(node: Any, path: tuple, positions: dict[tuple, int], lines: list[str]) -> Any:
+    yaml, loader = _yaml()
     positions[path] = node.start_mark.line + 1
     if isinstance(node, yaml.ScalarNode) and node.style is None and node.end_mark.line < len(lines):
         rest = lines[node.end_mark.line][node.end_mark.column :]
@@ -42,7 +50,7 @@ def _construct(node: yaml.Node, path: tuple, positions: dict[tuple, int], lines:
     if isinstance(node, yaml.MappingNode):
         out: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            key = _LineLoader.construct_object(_LOADER, key_node, deep=True)
+            key = loader.construct_object(key_node, deep=True)
             if key in out:
                 raise RuleFileError("", key_node.start_mark.line + 1, f"duplicate key {key!r}")
             out[key] = _construct(value_node, (*path, key), positions, lines)
@@ -50,10 +58,7 @@ def _construct(node: yaml.Node, path: tuple, positions: dict[tuple, int], lines:
         return out
     if isinstance(node, yaml.SequenceNode):
         return [_construct(item, (*path, i), positions, lines) for i, item in enumerate(node.value)]
-    return _LineLoader.construct_object(_LOADER, node, deep=True)
-
-
-_LOADER = _LineLoader("")
+    return loader.construct_object(node, deep=True)
 
 
 def load_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
@@ -62,6 +67,7 @@ def load_yaml(path: Path) -> tuple[Any, dict[tuple, int]]:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleFileError(path, None, f"cannot read: {exc}") from exc
+    yaml, _ = _yaml()
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:

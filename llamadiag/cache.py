@@ -1,0 +1,38 @@
+"""The start-up cache under $XDG_CACHE_HOME/llamadiag (checked knowledge, Hyperscan
+databases). Entries are named `<kind>-<key>.<ext>` by the digest of what they were made
+from, written atomically, and only the few newest of each kind are kept."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+KEEP = 4  # per kind: a few rule sets (--rules folders, upgrades) in alternation
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "llamadiag"
+
+
+def read(name: str) -> bytes | None:
+    try:
+        return (cache_dir() / name).read_bytes()
+    except OSError:
+        return None
+
+
+def write(name: str, data: bytes) -> None:
+    """Store an entry; a read-only or full disk only costs start-up time later."""
+    folder = cache_dir()
+    path = folder / name
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)  # atomic: a concurrent start never reads half a file
+        kind = name.split("-", 1)[0]
+        siblings = sorted(folder.glob(f"{kind}-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in siblings[KEEP:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass

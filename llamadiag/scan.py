@@ -1,0 +1,227 @@
+"""The scanning core: from a block of bytes to the entries that can change anything.
+
+One multi-literal pass per block (`multimatch`) finds the candidate lines and the
+literals each holds. Most candidates of a long log are routine: a progress line whose
+era is already known, a fact already set, a statistics line, the first entry of a
+multi-line signature that is rarely completed. Each candidate is decoded and its
+patterns are tried on its message; then, in a single-stream log:
+
+- no pattern can change the run's state -> counted, not turned into an entry;
+- only statistics and first entries of multi-entry signatures -> the statistics are
+  added at once, the signature start is kept in a short queue (bounded like the
+  matcher's own partials) and replayed only when a later entry of it shows up;
+- anything else -> the full path (`Analyzer._physical_line`), as before.
+
+Every shortcut gives exactly what the full path gives; a state it cannot vouch for
+(interleaved instances, a pending preamble, a possible continuation, an unseen wrapper)
+takes the full path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from llamadiag.envelope import plain
+from llamadiag.literals import Target
+from llamadiag.matcher import MAX_PARTIALS
+from llamadiag.multimatch import Engine, make_engine
+from llamadiag.reader import _clean
+
+if TYPE_CHECKING:
+    from llamadiag.analyze import Analyzer, Run
+
+Done = list[tuple[Any, int, Any]]
+# kinds whose effect can be added without building an entry (see module doc)
+_NEVER_INERT = {"start", "preamble", "cmdline", "stat", "version"}
+
+
+class Scanner:
+    def __init__(self, analyzer: Analyzer, engine: str | None = None) -> None:
+        self.a = analyzer
+        index = analyzer.index
+        self.literals = index.literals()
+        self.by_id = [index.by_literal[lit] for lit in self.literals]
+        self.engine: Engine = make_engine(self.literals, engine)
+        self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind == "cont" for t in ts))
+        self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
+        k = analyzer.k
+        self.scalar_facts = {f.name for f in k.facts if f.type not in ("list", "count")}
+        self.entries = {
+            (ri, si): len(sig.entries) for ri, lr in enumerate(k.rules) for si, sig in enumerate(lr.rule.signatures)
+        }
+        self.deferred: dict[tuple[int, int], deque[tuple[int, str]]] = {}
+        self.deferred_run = -1
+
+    # -- blocks ------------------------------------------------------------------
+    def feed(self, block: bytes) -> Done:
+        a = self.a
+        base = a.line_number
+        hits = self.engine.scan(block)
+        done: Done = []
+        count = block.count
+        cursor, number = 0, base
+        last, size, cont_ids = len(hits) - 1, len(block), self.cont_ids
+        for i, (start, end, ids) in enumerate(hits):
+            number += count(b"\n", cursor, start)
+            cursor = start
+            raw = block[start:end].decode("utf-8", "replace")
+            if i < last:
+                nxt = hits[i + 1]
+                guard = nxt[0] == end + 1 and not cont_ids.isdisjoint(nxt[2])
+            else:  # the next line is in the next block: it may continue this one
+                guard = end + 1 >= size
+            out = self.line(number + 1, raw, ids, guard)
+            if out:
+                done.extend(out)
+        a.line_number = base + count(b"\n")
+        return done
+
+    def targets(self, ids: frozenset[int]) -> tuple[Target, ...]:
+        found = self._targets.get(ids)
+        if found is None:
+            unique = {t.serial: t for i in ids for t in self.by_id[i]}
+            found = self._targets[ids] = tuple(unique[s] for s in sorted(unique))
+        return found
+
+    def text_targets(self, text: str) -> tuple[Target, ...]:
+        """Targets by the literals in an entry's own text (after JSON or ANSI peeling)."""
+        ids: set[int] = set()
+        for _, _, found in self.engine.scan(text.encode("utf-8", "surrogatepass") + b"\n"):
+            ids.update(found)
+        return self.targets(frozenset(ids))
+
+    # -- one candidate line ----------------------------------------------------------
+    def line(self, number: int, raw: str, ids: frozenset[int], guard: bool) -> Done:
+        a = self.a
+        targets = self.targets(ids)
+        streams = a.streams
+        if guard or a.on_entry is not None or len(streams) != 1 or None not in streams:
+            return self._full(number, raw, targets)
+        env = a.envelope
+        line = None
+        is_plain = plain(raw)
+        quick = env.quick.match(raw) if is_plain else None
+        if is_plain and (quick is None or quick.lastgroup != "wrapper"):
+            if quick is not None:
+                return [] if quick.lastgroup == "drop" else self._full(number, raw, targets)
+            text = raw
+            for prefix in env.quick_prefixes:
+                m = prefix.match(raw)
+                if m:
+                    text = raw[m.end() :]
+                    break
+        else:
+            raw = _clean(raw)
+            line, is_cont = env.peel(number, raw)
+            if line is None:
+                return []
+            hint = targets if is_plain else self.text_targets(line.text)  # a wrapped line can be plain
+            if is_cont or line.instance is not None:
+                return a._physical_line(line, is_cont, hint)
+            targets, text = hint, line.text
+        # not a continuation: the held entry is complete, process it first
+        done: Done = a.flush_held()
+        stream = streams.get(None)
+        if len(streams) != 1 or stream is None or stream.preamble or (line and not _known_wrappers(line, stream.run)):
+            return done + self._peeled(number, raw, line, targets)
+        run = stream.run
+        live = self._live(targets, text, run)
+        if not live:
+            run.since_start += 1
+            run.last_line = max(run.last_line, number)
+            return done
+        fast = True
+        for t, _ in live:
+            if t.kind == "sig":
+                rule_i, sig_i, entry_i = t.ref
+                if entry_i != 0 or self.entries[(rule_i, sig_i)] < 2:
+                    fast = False
+            elif t.kind != "stat":
+                fast = False
+        if not fast:
+            return done + self._peeled(number, raw, line, targets)
+        for t, m in live:
+            if t.kind == "stat":
+                run.stats.observe(t.ref, m.groupdict())
+            else:
+                self._defer(run, t.ref[:2], number, raw)
+        run.since_start += 1
+        run.last_line = max(run.last_line, number)
+        return done
+
+    def _live(self, targets: tuple[Target, ...], text: str, run: Run) -> list[tuple[Target, Any]]:
+        """Targets whose pattern matches and whose effect would change the run."""
+        live = []
+        facts = run.facts
+        for t in targets:
+            kind = t.kind
+            if kind == "cont":
+                continue  # continuations were settled before: this line is not one
+            if kind not in _NEVER_INERT:
+                ref = t.ref
+                if kind == "fact":
+                    if ref[0] in self.scalar_facts and ref[0] in facts.values:
+                        continue
+                elif kind == "era":
+                    if any(name == ref[0] for name, _ in facts.era_evidence):
+                        continue
+                elif kind == "sig":
+                    if ref[2] and not self._waiting(run, ref):
+                        continue
+                elif kind == "startup":
+                    if run.startup_seen:
+                        continue
+                elif kind == "exclude":
+                    if ref[0] in run.excluded:
+                        continue
+                elif kind == "absent_block" and ref in facts.blocked_absent:
+                    continue
+            m = t.pattern.search(text)
+            if m is not None:
+                live.append((t, m))
+        return live
+
+    def _waiting(self, run: Run, ref: tuple[int, int, int]) -> bool:
+        """Could a line holding entry ref[2] of this signature advance a partial match?"""
+        key = (ref[0], ref[1])
+        if key in self.deferred and self.deferred_run == run.index:
+            return True
+        matcher = run.matchers.get(key)
+        return matcher is not None and any(p.next == ref[2] for p in matcher.partials)
+
+    def _full(self, number: int, raw: str, targets: tuple[Target, ...]) -> Done:
+        line, is_cont = self.a.envelope.peel(number, _clean(raw))
+        if line is None:
+            return []
+        return self.a._physical_line(line, is_cont, targets if plain(raw) else self.text_targets(line.text))
+
+    def _peeled(self, number: int, raw: str, line: Any, targets: tuple[Target, ...]) -> Done:
+        if line is None:
+            line, _ = self.a.envelope.peel(number, raw)
+        return self.a._physical_line(line, False, targets)
+
+    # -- deferred signature starts -----------------------------------------------------
+    def _defer(self, run: Run, key: tuple[int, int], number: int, raw: str) -> None:
+        if self.deferred_run != run.index:
+            self.deferred.clear()  # a new run: the old run's starts can never complete
+            self.deferred_run = run.index
+        queue = self.deferred.get(key)
+        if queue is None:
+            queue = self.deferred[key] = deque(maxlen=MAX_PARTIALS)
+        queue.append((number, raw))
+
+    def replay(self, run: Run, key: tuple[int, int]) -> None:
+        """Feed the deferred starts of a signature to its matcher, in order."""
+        queue = self.deferred.pop(key, None)
+        if not queue or run.index != self.deferred_run:
+            return
+        matcher = self.a.matcher(run, *key)
+        for number, raw in queue:
+            line, _ = self.a.envelope.peel(number, raw)
+            if line is not None:
+                matcher.observe(line, {0})
+
+
+def _known_wrappers(line: Any, run: Run) -> bool:
+    return not line.wrappers or set(line.wrappers) <= run.facts.wrappers
