@@ -160,6 +160,85 @@ def _literal_runs(items: list) -> list[list[str]]:
     return [runs]
 
 
+def _score(found: list[str]) -> tuple[int, int]:
+    """A literal set is as strong as its shortest member; fewer members break ties."""
+    return (min(map(len, found)), -len(found)) if found else (0, 0)
+
+
+def _branch_heads(op: object, av: object) -> list[tuple[str, bool]] | None:
+    """For an alternation: each branch's leading literal and whether that is the whole branch."""
+    if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 and len(av[3]) == 1:  # type: ignore[index]
+        op, av = av[3][0]  # type: ignore[index]
+    if op is not sre_c.BRANCH:
+        return None
+    heads = []
+    for branch in av[1]:  # type: ignore[index]
+        items = list(branch)
+        n = 0
+        while n < len(items) and items[n][0] is sre_c.LITERAL:
+            n += 1
+        if n == 0:
+            return None
+        heads.append(("".join(chr(av) for _, av in items[:n]), n == len(items)))
+    return heads
+
+
+def _best_set(items: list) -> list[str]:
+    """Literals one of which every match of the sequence contains, as strong as can be.
+
+    Besides single literal runs, an alternation of plain literals is joined to the
+    literal runs right before and after it: `- (?:CUDA|ROCm)\\d` gives `- CUDA`,
+    `- ROCm` rather than the weak `- `.
+    """
+    atoms: list[tuple[str, object]] = []  # lit: str, alt: [(head, whole)], set: [str], gap
+    current: list[str] = []
+
+    def flush() -> None:
+        if current:
+            atoms.append(("lit", "".join(current)))
+            current.clear()
+
+    for op, av in items:
+        whole = _whole(list(av[3])) if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 else None  # type: ignore[index]
+        if op is sre_c.LITERAL or whole:
+            current.append(chr(av) if op is sre_c.LITERAL else whole)  # type: ignore[arg-type]
+            continue
+        if op in (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT):
+            continue  # zero-width: literals on both sides stay adjacent in the text
+        flush()
+        heads = _branch_heads(op, av)
+        if heads:
+            branch = av[3][0][1] if op is sre_c.SUBPATTERN else av  # type: ignore[index]
+            per_branch = [_best_set(list(b)) for b in branch[1]]  # type: ignore[index]
+            atoms.append(("alt", (heads, [x for b in per_branch for x in b] if all(per_branch) else [])))
+        elif op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0:  # type: ignore[index]
+            atoms.append(("set", _best_set(list(av[3]))))  # type: ignore[index]
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:  # type: ignore[index]
+            atoms.append(("set", _best_set(list(av[2]))))  # type: ignore[index]
+        elif op is sre_c.BRANCH:
+            per_branch = [_best_set(list(b)) for b in av[1]]  # type: ignore[index]
+            atoms.append(("set", [x for b in per_branch for x in b] if all(per_branch) else []))
+        else:
+            atoms.append(("gap", None))
+    flush()
+    best: list[str] = []
+    for i, (kind, value) in enumerate(atoms):
+        options: list[list[str]]
+        if kind == "lit":
+            options = [[value]]  # type: ignore[list-item]
+        elif kind == "alt":
+            heads, union = value  # type: ignore[misc]
+            left = atoms[i - 1][1] if i and atoms[i - 1][0] == "lit" else ""
+            right = atoms[i + 1][1] if i + 1 < len(atoms) and atoms[i + 1][0] == "lit" else ""
+            options = [[f"{left}{b}{right if whole else ''}" for b, whole in heads], union]
+        else:
+            options = [list(value or [])]  # type: ignore[call-overload]
+        for found in options:
+            if found and _score(found) > _score(best):
+                best = list(dict.fromkeys(found))
+    return best
+
+
 def _whole(items: list) -> str | None:
     if all(op is sre_c.LITERAL for op, _ in items):
         return "".join(chr(av) for _, av in items)
@@ -182,6 +261,10 @@ def required_literals(source: str) -> list[str] | None:
     for alternative in _literal_runs(tree):
         longest = max(alternative, key=len, default="")
         if len(longest) < MIN_LITERAL:
-            return None
+            best = []
+            break
         best.append(longest)
-    return best or None
+    joined = _best_set(tree)
+    if _score(joined) > _score(best):
+        best = joined
+    return best if best and _score(best)[0] >= MIN_LITERAL else None

@@ -52,6 +52,10 @@ class Scanner:
         }
         self.deferred: dict[tuple[int, int], deque[tuple[int, str]]] = {}
         self.deferred_run = -1
+        self._inert_ids: dict[frozenset[int], tuple[bool, tuple[Any, ...]]] = {}
+        self._inert_version: tuple[Any, ...] = ()
+        self._eras_key: tuple[int, int] = (-1, -1)
+        self._eras_seen: set[str] = set()
 
     # -- blocks ------------------------------------------------------------------
     def feed(self, block: bytes) -> Done:
@@ -62,20 +66,49 @@ class Scanner:
         count = block.count
         cursor, number = 0, base
         last, size, cont_ids = len(hits) - 1, len(block), self.cont_ids
+        raw_next: str | None = None
         for i, (start, end, ids) in enumerate(hits):
             number += count(b"\n", cursor, start)
             cursor = start
-            raw = block[start:end].decode("utf-8", "replace")
+            raw = raw_next if raw_next is not None else block[start:end].decode("utf-8", "replace")
+            raw_next = None
             if i < last:
                 nxt = hits[i + 1]
                 guard = nxt[0] == end + 1 and not cont_ids.isdisjoint(nxt[2])
+                if guard:  # the next line holds a continuation's literal: is it one?
+                    raw_next = block[nxt[0] : nxt[1]].decode("utf-8", "replace")
+                    guard = self._may_continue(raw_next)
             else:  # the next line is in the next block: it may continue this one
                 guard = end + 1 >= size
+            if not guard and self._skip(number + 1, raw, ids):
+                continue
             out = self.line(number + 1, raw, ids, guard)
             if out:
                 done.extend(out)
         a.line_number = base + count(b"\n")
         return done
+
+    def _skip(self, number: int, raw: str, ids: frozenset[int]) -> bool:
+        """The cheapest case, most lines of a long log: a plain line whose every target
+        is inert, while no entry is held. Counted, and nothing else."""
+        a = self.a
+        stream = a.streams.get(None)
+        if a.held is not None or stream is None or stream.preamble or len(a.streams) != 1 or a.on_entry:
+            return False
+        run = stream.run
+        if not self._all_inert(ids, run) or not plain(raw) or a.envelope.quick.match(raw) is not None:
+            return False
+        run.since_start += 1
+        run.last_line = max(run.last_line, number)
+        return True
+
+    def _may_continue(self, raw: str) -> bool:
+        """False only when the line surely is not a continuation (a plain, unwrapped line
+        that no continuation pattern starts)."""
+        if not plain(raw):
+            return True
+        quick = self.a.envelope.quick.match(raw)
+        return quick is not None and quick.lastgroup != "drop"
 
     def targets(self, ids: frozenset[int]) -> tuple[Target, ...]:
         found = self._targets.get(ids)
@@ -150,37 +183,65 @@ class Scanner:
         run.last_line = max(run.last_line, number)
         return done
 
+    def _inert(self, t: Target, run: Run) -> bool:
+        """Would this target's effect leave the run unchanged, whatever the line says?"""
+        kind, ref = t.kind, t.ref
+        if kind == "cont":
+            return True  # only asked for lines already known not to be continuations
+        if kind == "fact":
+            return ref[0] in self.scalar_facts and ref[0] in run.facts.values
+        if kind == "era":
+            return ref[0] in self._eras(run)
+        if kind == "sig":
+            return ref[2] != 0 and not self._waiting(run, ref)
+        if kind == "startup":
+            return run.startup_seen
+        if kind == "exclude":
+            return ref[0] in run.excluded
+        if kind == "absent_block":
+            return ref in run.facts.blocked_absent
+        return False  # start, preamble, cmdline, stat, version: always matter
+
+    def _eras(self, run: Run) -> set[str]:
+        evidence = run.facts.era_evidence
+        key = (run.index, len(evidence))
+        if self._eras_key != key:
+            self._eras_key, self._eras_seen = key, {name for name, _ in evidence}
+        return self._eras_seen
+
     def _live(self, targets: tuple[Target, ...], text: str, run: Run) -> list[tuple[Target, Any]]:
         """Targets whose pattern matches and whose effect would change the run."""
         live = []
-        facts = run.facts
         for t in targets:
-            kind = t.kind
-            if kind == "cont":
-                continue  # continuations were settled before: this line is not one
-            if kind not in _NEVER_INERT:
-                ref = t.ref
-                if kind == "fact":
-                    if ref[0] in self.scalar_facts and ref[0] in facts.values:
-                        continue
-                elif kind == "era":
-                    if any(name == ref[0] for name, _ in facts.era_evidence):
-                        continue
-                elif kind == "sig":
-                    if ref[2] and not self._waiting(run, ref):
-                        continue
-                elif kind == "startup":
-                    if run.startup_seen:
-                        continue
-                elif kind == "exclude":
-                    if ref[0] in run.excluded:
-                        continue
-                elif kind == "absent_block" and ref in facts.blocked_absent:
-                    continue
+            if self._inert(t, run):
+                continue
             m = t.pattern.search(text)
             if m is not None:
                 live.append((t, m))
         return live
+
+    def _all_inert(self, ids: frozenset[int], run: Run) -> bool:
+        """Every target of these literals inert. The answer is cached until the run's state
+        grows (facts, eras ...); whether a signature waits for a later entry is asked anew."""
+        facts = run.facts
+        version = (
+            run.index,
+            len(facts.values),
+            len(facts.era_evidence),
+            run.startup_seen,
+            len(run.excluded),
+            len(facts.blocked_absent),
+        )
+        if self._inert_version != version:
+            self._inert_version = version
+            self._inert_ids.clear()
+        found = self._inert_ids.get(ids)
+        if found is None:
+            targets = self.targets(ids)
+            waiting = tuple(t.ref for t in targets if t.kind == "sig" and t.ref[2])
+            static = all(self._inert(t, run) for t in targets if not (t.kind == "sig" and t.ref[2]))
+            found = self._inert_ids[ids] = (static, waiting)
+        return found[0] and not any(self._waiting(run, ref) for ref in found[1])
 
     def _waiting(self, run: Run, ref: tuple[int, int, int]) -> bool:
         """Could a line holding entry ref[2] of this signature advance a partial match?"""
