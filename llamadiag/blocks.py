@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import io
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from llamadiag.reader import (
@@ -29,13 +29,22 @@ from llamadiag.reader import (
 )
 
 
-def read_byte_blocks(source: str, report: ReadReport | None = None, block: int = BLOCK) -> Iterator[bytes]:
-    """Yield blocks of whole lines (UTF-8 bytes, each line ending with b"\\n")."""
+def read_byte_blocks(
+    source: str,
+    report: ReadReport | None = None,
+    block: int = BLOCK,
+    on_block: Callable[[int], None] | None = None,
+) -> Iterator[bytes]:
+    """Yield blocks of whole lines (UTF-8 bytes, each line ending with b"\\n").
+    `on_block(position)` is told how far into the stored file reading has come."""
     raw, name = _open_raw(source)
     report = report or ReadReport(name)
     report.name = name
     try:
-        yield from _blocks(raw, report, block)
+        for out in _blocks(raw, report, block):
+            if on_block is not None and raw.seekable():
+                on_block(raw.tell())
+            yield out
     finally:
         if raw is not sys.stdin.buffer:
             raw.close()

@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from llamadiag import __version__
+from llamadiag import __version__, progress
 from llamadiag.analyze import Analyzer
 from llamadiag.blocks import read_byte_blocks
 from llamadiag.findings import Report
@@ -49,6 +49,9 @@ CmdlineOpt = Annotated[
 ]
 VersionOpt = Annotated[str | None, typer.Option("--version-text", help="Output of `llama-server --version`.")]
 BuildOpt = Annotated[int | None, typer.Option("--build", help="The build number (bNNNN), when nothing else gives it.")]
+ProgressOpt = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for large files (terminal only).")
+]
 
 
 def fail(message: str) -> typer.Exit:
@@ -77,14 +80,16 @@ def analyze_source(
     version_text: str | None,
     build: int | None,
     every_line: bool = False,
+    show_progress: bool = True,
 ) -> tuple[Report, Analyzer, ReadReport]:
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
     analyzer = Analyzer(k, cmdline, version_text, build, every_line=every_line)
     read_report = ReadReport(source)
     try:
-        for block in read_byte_blocks(source, read_report):
-            analyzer.feed_bytes(block)
+        with progress.bar(source, progress.wanted(source, show_progress)) as update:
+            for block in read_byte_blocks(source, read_report, on_block=update):
+                analyzer.feed_bytes(block)
     except InputError as exc:
         raise fail(str(exc)) from exc
     info = {
@@ -130,10 +135,11 @@ def explain(
     ] = Severity.error,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
     rules: RulesOpt = None,
+    show_progress: ProgressOpt = True,
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    report, _, read_report = analyze_source(k, source, cmdline, version_text, build)
+    report, _, read_report = analyze_source(k, source, cmdline, version_text, build, show_progress=show_progress)
     if fmt is Format.json:
         typer.echo(report.model_dump_json(indent=2, exclude={"ruled_out"} if not why else set()))
     elif fmt is Format.markdown:
@@ -227,3 +233,4 @@ def compare(
 from llamadiag import cli_rules  # noqa: E402  (registers the `rules` sub-commands)
 
 app.add_typer(cli_rules.rules_app, name="rules")
+from llamadiag import cli_export  # noqa: E402, F401  (registers `rules export`)

@@ -50,8 +50,8 @@ class Scanner:
         self.entries = {
             (ri, si): len(sig.entries) for ri, lr in enumerate(k.rules) for si, sig in enumerate(lr.rule.signatures)
         }
-        self.deferred: dict[tuple[int, int], deque[tuple[int, str]]] = {}
-        self.deferred_run = -1
+        # (run, rule, signature) -> first entries held back, bounded like matcher partials
+        self.deferred: dict[tuple[int, int, int], deque[tuple[int, str]]] = {}
         self._inert_ids: dict[frozenset[int], tuple[bool, tuple[Any, ...]]] = {}
         self._inert_version: tuple[Any, ...] = ()
         self._eras_key: tuple[int, int] = (-1, -1)
@@ -93,7 +93,7 @@ class Scanner:
         is inert, while no entry is held. Counted, and nothing else."""
         a = self.a
         stream = a.streams.get(None)
-        if a.held is not None or stream is None or stream.preamble or len(a.streams) != 1 or a.on_entry:
+        if a.held is not None or stream is None or stream.preamble or a.on_entry:
             return False
         run = stream.run
         if not self._all_inert(ids, run) or not plain(raw) or a.envelope.quick.match(raw) is not None:
@@ -128,8 +128,7 @@ class Scanner:
     def line(self, number: int, raw: str, ids: frozenset[int], guard: bool) -> Done:
         a = self.a
         targets = self.targets(ids)
-        streams = a.streams
-        if guard or a.on_entry is not None or len(streams) != 1 or None not in streams:
+        if guard or a.on_entry is not None:
             return self._full(number, raw, targets)
         env = a.envelope
         line = None
@@ -150,13 +149,13 @@ class Scanner:
             if line is None:
                 return []
             hint = targets if is_plain else self.text_targets(line.text)  # a wrapped line can be plain
-            if is_cont or line.instance is not None:
+            if is_cont:
                 return a._physical_line(line, is_cont, hint)
             targets, text = hint, line.text
         # not a continuation: the held entry is complete, process it first
         done: Done = a.flush_held()
-        stream = streams.get(None)
-        if len(streams) != 1 or stream is None or stream.preamble or (line and not _known_wrappers(line, stream.run)):
+        stream = a.streams.get(line.instance if line else None)
+        if stream is None or stream.preamble or (line and not _known_wrappers(line, stream.run)):
             return done + self._peeled(number, raw, line, targets)
         run = stream.run
         live = self._live(targets, text, run)
@@ -246,7 +245,7 @@ class Scanner:
     def _waiting(self, run: Run, ref: tuple[int, int, int]) -> bool:
         """Could a line holding entry ref[2] of this signature advance a partial match?"""
         key = (ref[0], ref[1])
-        if key in self.deferred and self.deferred_run == run.index:
+        if (run.index, *key) in self.deferred:
             return True
         matcher = run.matchers.get(key)
         return matcher is not None and any(p.next == ref[2] for p in matcher.partials)
@@ -264,18 +263,19 @@ class Scanner:
 
     # -- deferred signature starts -----------------------------------------------------
     def _defer(self, run: Run, key: tuple[int, int], number: int, raw: str) -> None:
-        if self.deferred_run != run.index:
-            self.deferred.clear()  # a new run: the old run's starts can never complete
-            self.deferred_run = run.index
-        queue = self.deferred.get(key)
+        full_key = (run.index, *key)
+        queue = self.deferred.get(full_key)
         if queue is None:
-            queue = self.deferred[key] = deque(maxlen=MAX_PARTIALS)
+            if len(self.deferred) >= 256:  # forget runs that no stream continues
+                current = {s.run.index for s in self.a.streams.values()}
+                self.deferred = {k: q for k, q in self.deferred.items() if k[0] in current}
+            queue = self.deferred[full_key] = deque(maxlen=MAX_PARTIALS)
         queue.append((number, raw))
 
     def replay(self, run: Run, key: tuple[int, int]) -> None:
         """Feed the deferred starts of a signature to its matcher, in order."""
-        queue = self.deferred.pop(key, None)
-        if not queue or run.index != self.deferred_run:
+        queue = self.deferred.pop((run.index, *key), None)
+        if not queue:
             return
         matcher = self.a.matcher(run, *key)
         for number, raw in queue:

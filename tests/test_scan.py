@@ -1,0 +1,98 @@
+"""The scanning core gives the same report whatever engine, block size or shortcut.
+
+The shortcuts (inert lines skipped, statistics added directly, signature starts
+deferred) must be invisible: the whole JSON report of every sample log and of a
+generated benchmark log is compared with the plain entry-by-entry path.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from llamadiag.analyze import Analyzer
+from llamadiag.blocks import read_byte_blocks
+from llamadiag.multimatch import hyperscan_available
+from llamadiag.reader import ReadReport
+from llamadiag.selftest import check_expectation
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
+ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
+
+
+def _report(knowledge, path: Path, engine: str = "stdlib", block: int = 1 << 20, shortcuts: bool = True):
+    analyzer = Analyzer(knowledge, engine=engine)
+    if not shortcuts:  # every candidate line through the full entry path
+        scanner = analyzer.scanner
+        scanner._skip = lambda *_: False  # type: ignore[method-assign]
+        scanner.line = lambda n, raw, ids, guard: scanner._full(n, raw, scanner.targets(ids))  # type: ignore[method-assign]
+    read = ReadReport(str(path))
+    for block_bytes in read_byte_blocks(str(path), read, block):
+        analyzer.feed_bytes(block_bytes)
+    return analyzer.report(notes=read.notes())
+
+
+def _json(report) -> str:
+    return report.model_dump_json(exclude={"rules_version"})
+
+
+@pytest.fixture(scope="module")
+def bench_log(tmp_path_factory) -> Path:
+    spec = importlib.util.spec_from_file_location("bench_gen", ROOT / "bench" / "gen.py")
+    gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(gen)  # type: ignore[union-attr]
+    out = tmp_path_factory.mktemp("bench") / "bench.log"
+    gen.generate(3 << 20, out, seed=7, inject_every=40)
+    return out
+
+
+@pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan is not installed")
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_engines_agree_on_sample_logs(knowledge, path: Path) -> None:
+    assert _json(_report(knowledge, path, "hyperscan")) == _json(_report(knowledge, path, "stdlib"))
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=[p.name for p in SAMPLES])
+def test_shortcuts_and_block_size_change_nothing(knowledge, path: Path) -> None:
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    assert _json(_report(knowledge, path)) == plain
+    assert _json(_report(knowledge, path, block=333)) == plain
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_generated_log_same_with_and_without_shortcuts(knowledge, bench_log: Path, engine: str) -> None:
+    fast = _report(knowledge, bench_log, engine)
+    assert _json(fast) == _json(_report(knowledge, bench_log, "stdlib", block=65536, shortcuts=False))
+    # the injected failures of several categories are found, and requests were counted
+    assert len({f.category for f in fast.findings}) >= 3
+    assert sum(r.stats["generation_tps"]["count"] for r in fast.runs) > 1000
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_corpus_expectations_hold_with_each_engine(knowledge, engine: str) -> None:
+    import yaml
+
+    problems = []
+    for path in sorted((ROOT / "tests" / "expectations").glob("*.yaml")):
+        for entry in yaml.safe_load(path.read_text()) or []:
+            analyzer = Analyzer(knowledge, entry.get("cmdline"), entry.get("version_text"), engine=engine)
+            for block in read_byte_blocks(str(ROOT / "sample_logs" / entry["log"])):
+                analyzer.feed_bytes(block)
+            problems += [f"{entry['log']}: {p}" for p in check_expectation(analyzer.report(), entry)]
+    assert problems == []
+
+
+def test_engines_find_every_literal_even_overlapping() -> None:
+    from llamadiag.multimatch import StdlibEngine
+
+    literals = ["abc", "bcd", "cd", "xyz"]
+    block = b"zabcdz\nnothing\nxyzabc\n"
+    expected = [(0, 6, frozenset({0, 1, 2})), (15, 21, frozenset({0, 3}))]
+    assert StdlibEngine(literals).scan(block) == expected
+    if hyperscan_available():
+        from llamadiag.multimatch import HyperscanEngine
+
+        assert HyperscanEngine(literals).scan(block) == expected
