@@ -80,6 +80,7 @@ class Analyzer:
         self.held: Line | None = None
         self.held_targets: Sequence[Target] | None = None
         self.line_number = 0
+        self.processed = 0  # entries processed: what the scanner knows to be inert keys on it
         self.unmatched: list[Line] = []
         self.on_entry: Any = None  # optional hook (unmatched-line collection)
 
@@ -168,6 +169,7 @@ class Analyzer:
             # start after other output is a restart.
             if stream.run.has_start and stream.run.since_start > 0:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
+                _retire(stream.run)
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
             stream.run.since_start = -1
@@ -179,6 +181,7 @@ class Analyzer:
 
     # -- per-run processing ------------------------------------------------------
     def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
+        self.processed += 1
         run.last_line = max(run.last_line, line.end)
         run.since_start += 1
         facts = run.facts
@@ -306,6 +309,13 @@ class Analyzer:
             ruled_out=ruled,
             notes=notes or [],
         )
+
+
+def _retire(run: Run) -> None:
+    """A run its stream has left gets no more lines: keep what the report needs, drop the
+    open partial matches and the statistics samples, so memory does not grow per restart."""
+    run.matchers.clear()
+    run.stats.freeze()
 
 
 def _facts_for_output(facts: dict[str, FactValue]) -> dict[str, Any]:

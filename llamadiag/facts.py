@@ -83,11 +83,22 @@ def usable_build(fields: dict[str, Any], versions: Versions) -> tuple[bool, str 
     return True, None
 
 
+_DEFS: dict[int, tuple[list[Fact], dict[str, Fact]]] = {}
+
+
+def _defs(facts: list[Fact]) -> dict[str, Fact]:
+    """Fact definitions by name, shared by every run (a log may hold thousands of runs)."""
+    cached = _DEFS.get(id(facts))
+    if cached is None or cached[0] is not facts:
+        cached = _DEFS[id(facts)] = (facts, {f.name: f for f in facts})
+    return cached[1]
+
+
 class FactState:
     """Accumulates facts for one run as entries arrive."""
 
     def __init__(self, facts: list[Fact]) -> None:
-        self.defs = {f.name: f for f in facts}
+        self.defs = _defs(facts)
         self.values: dict[str, FactValue] = {}
         self.blocked_absent: set[str] = set()
         self.version: dict[str, Any] = {}

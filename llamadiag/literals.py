@@ -24,17 +24,17 @@ class Target:
     compiling all ~400 patterns up front would be most of a small log's start-up time.
     """
 
-    __slots__ = ("_pattern", "kind", "literal", "ref", "serial", "source")
+    __slots__ = ("kind", "literal", "pattern", "ref", "serial", "source")
 
     def __init__(self, kind: str, ref: Any, source: str, literal: str, serial: int = 0) -> None:
         self.kind, self.ref, self.source, self.literal, self.serial = kind, ref, source, literal, serial
-        self._pattern: regex.Pattern[str] | None = None
 
-    @property
-    def pattern(self) -> regex.Pattern[str]:
-        if self._pattern is None:
-            self._pattern = compile_pattern(self.source)
-        return self._pattern
+    def __getattr__(self, name: str) -> Any:
+        # only reached while the `pattern` slot is unset: compile once, then it is a plain slot
+        if name != "pattern":
+            raise AttributeError(name)
+        self.pattern: regex.Pattern[str] = compile_pattern(self.source)
+        return self.pattern
 
 
 def literals_for(source: str, explicit: str | None) -> list[str]:

@@ -220,17 +220,10 @@ class Scanner:
         return live
 
     def _all_inert(self, ids: frozenset[int], run: Run) -> bool:
-        """Every target of these literals inert. The answer is cached until the run's state
-        grows (facts, eras ...); whether a signature waits for a later entry is asked anew."""
-        facts = run.facts
-        version = (
-            run.index,
-            len(facts.values),
-            len(facts.era_evidence),
-            run.startup_seen,
-            len(run.excluded),
-            len(facts.blocked_absent),
-        )
+        """Every target of these literals inert. The answer is cached until an entry is
+        processed (only entries set facts, eras ...); whether a signature waits for a later
+        entry is asked anew each time."""
+        version = (run.index, self.a.processed)
         if self._inert_version != version:
             self._inert_version = version
             self._inert_ids.clear()

@@ -20,7 +20,9 @@ class Series:
     count: int = 0
     total: float = 0.0
     sample: list[float] = field(default_factory=list)
-    _rng: random.Random = field(default_factory=lambda: random.Random(1234), repr=False)
+    # created when the reservoir is full: a Random is 2.5 KB, and most runs never need one
+    _rng: random.Random | None = field(default=None, repr=False)
+    _frozen: dict[str, Any] | None = field(default=None, repr=False)
 
     def add(self, value: float) -> None:
         self.count += 1
@@ -28,11 +30,20 @@ class Series:
         if len(self.sample) < RESERVOIR:
             self.sample.append(value)
         else:
+            if self._rng is None:
+                self._rng = random.Random(1234)
             slot = self._rng.randrange(self.count)
             if slot < RESERVOIR:
                 self.sample[slot] = value
 
+    def freeze(self) -> None:
+        """Keep the summary, drop the sample: the run is over and only its summary is shown."""
+        self._frozen = self.summary()
+        self.sample, self._rng = [], None
+
     def summary(self) -> dict[str, Any]:
+        if self._frozen is not None:
+            return self._frozen
         if not self.count:
             return {"count": 0}
         ordered = sorted(self.sample)
@@ -74,6 +85,10 @@ class RunStats:
             message = groups.get("message", "")[:120]
             if len(self.error_messages) < 50 or message in self.error_messages:
                 self.error_messages[message] = self.error_messages.get(message, 0) + 1
+
+    def freeze(self) -> None:
+        self.prompt_tps.freeze()
+        self.generation_tps.freeze()
 
     def summary(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -1,0 +1,142 @@
+"""The benchmark: `llamadiag explain` against `LC_ALL=C grep -E -c -f` on the same log.
+
+For each size a realistic log is generated once (bench/gen.py, into bench/out/, which
+git ignores) and the rules' signatures are exported with `llamadiag rules export --grep`.
+Then, per engine, explain and grep run alternately on the same file (page cache warm),
+`--rounds` times; each child's wall time and peak RSS (wait4) are taken. Reported: median
+MB/s of each, the median of the per-round ratios grep time / explain time (explain's
+throughput as a fraction of grep's), and the peak RSS. Start-up is measured as the
+median wall time of `explain` on a three-line log.
+
+    python bench/run.py --sizes 200M,1G [--rounds 3] [--engines hyperscan,stdlib]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+OUT = HERE / "out"
+sys.path.insert(0, str(HERE))
+
+from gen import generate, parse_size  # noqa: E402
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, bytes]:
+    """(wall seconds, peak RSS KiB, exit code, stdout) of one child, stdout piped."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
+        assert proc.stdout is not None
+        out = proc.stdout.read()  # a pipe, not /dev/null: grep would stop at the first match
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode not in (0, 1):
+            err.seek(0)
+            raise SystemExit(f"{cmd[:4]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
+        return wall, usage.ru_maxrss, proc.returncode, out
+
+
+def llamadiag(*args: str) -> list[str]:
+    return [sys.executable, "-m", "llamadiag", *args]
+
+
+def env_for(engine: str | None) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    if engine:
+        env["LLAMADIAG_ENGINE"] = engine
+    return env
+
+
+def warm(path: Path) -> None:
+    with path.open("rb") as f:
+        while f.read(1 << 24):
+            pass
+
+
+def bench_size(size_text: str, engines: list[str], rounds: int, signatures: Path) -> list[dict]:
+    size = parse_size(size_text)
+    log = OUT / f"bench-{size_text}.log"
+    if not log.exists() or abs(log.stat().st_size - size) > size // 100:
+        print(f"generating {log} ...", file=sys.stderr)
+        generate(size, log)
+    warm(log)
+    mb = log.stat().st_size / 1e6
+    grep = ["grep", "-E", "-c", "-f", str(signatures), str(log)]
+    grep_env = dict(os.environ, LC_ALL="C")
+    results = []
+    for engine in engines:
+        ex_times, grep_times, ratios, rss, grep_rss = [], [], [], [], []
+        matches = b""
+        for _ in range(rounds):
+            wall, peak, _, _ = timed(llamadiag("explain", str(log), "-f", "json", "--no-progress"), env_for(engine))
+            g_wall, g_peak, _, matches = timed(grep, grep_env)
+            ex_times.append(wall)
+            grep_times.append(g_wall)
+            ratios.append(g_wall / wall)
+            rss.append(peak)
+            grep_rss.append(g_peak)
+        row = {
+            "size": size_text,
+            "mb": round(mb, 1),
+            "engine": engine,
+            "explain_mb_s": round(mb / statistics.median(ex_times), 1),
+            "grep_mb_s": round(mb / statistics.median(grep_times), 1),
+            "ratio": round(statistics.median(ratios), 3),
+            "explain_peak_rss_mib": round(max(rss) / 1024, 1),
+            "grep_peak_rss_mib": round(max(grep_rss) / 1024, 1),
+            "grep_matching_lines": int(matches.strip() or 0),
+            "rounds": rounds,
+        }
+        print(json.dumps(row), file=sys.stderr)
+        results.append(row)
+    return results
+
+
+def startup(runs: int = 15) -> dict:
+    small = ROOT / "sample_logs" / "seed-snippet.log"
+    timed(llamadiag("explain", str(small)), env_for(None))  # fill the start-up cache first
+    walls = [timed(llamadiag("explain", str(small)), env_for(None))[0] for _ in range(runs)]
+    return {"startup_median_ms": round(statistics.median(walls) * 1000), "startup_min_ms": round(min(walls) * 1000)}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="200M,1G")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--engines", default="hyperscan,stdlib")
+    args = ap.parse_args()
+    if not shutil.which("grep"):
+        raise SystemExit("grep is needed for the comparison")
+    OUT.mkdir(exist_ok=True)
+    signatures = OUT / "signatures.ere"
+    subprocess.run(llamadiag("rules", "export", "--grep", "-o", str(signatures)), env=env_for(None), check=True)
+    rows = []
+    for size in args.sizes.split(","):
+        rows += bench_size(size.strip(), args.engines.split(","), args.rounds, signatures)
+    summary = {"cpus": os.cpu_count(), "load_before": os.getloadavg(), **startup(), "rows": rows}
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    (OUT / f"results-{stamp}.json").write_text(json.dumps(summary, indent=2))
+    print(f"start-up (explain on a 3-line log): median {summary['startup_median_ms']} ms")
+    print("| size | engine | explain MB/s | grep MB/s | explain / grep | explain peak RSS |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['size']} | {r['engine']} | {r['explain_mb_s']} | {r['grep_mb_s']} | "
+            f"{r['ratio']:.3f}x | {r['explain_peak_rss_mib']} MiB |"
+        )
+
+
+if __name__ == "__main__":
+    main()
