@@ -29,7 +29,7 @@ ROOT = HERE.parent
 OUT = HERE / "out"
 sys.path.insert(0, str(HERE))
 
-from gen import generate, parse_size  # noqa: E402
+from gen import parse_size  # noqa: E402
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, bytes]:
@@ -70,7 +70,8 @@ def bench_size(size_text: str, engines: list[str], rounds: int, signatures: Path
     log = OUT / f"bench-{size_text}.log"
     if not log.exists() or abs(log.stat().st_size - size) > size // 100:
         print(f"generating {log} ...", file=sys.stderr)
-        generate(size, log)
+        # in a child: a fork copies this process, and its peak RSS would count in every child's
+        subprocess.run([sys.executable, str(HERE / "gen.py"), "--size", size_text, "--out", str(log)], check=True)
     warm(log)
     mb = log.stat().st_size / 1e6
     grep = ["grep", "-E", "-c", "-f", str(signatures), str(log)]
