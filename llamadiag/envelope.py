@@ -76,9 +76,9 @@ class EnvelopeParser:
         )
         self.quick_prefixes = [_stdlib_or_regex(p) for p in spec.llama_prefix]
 
-    def peel(self, number: int, physical: str) -> tuple[Line | None, bool]:
-        """Parse one physical line. Returns (line, is_continuation); None for dropped lines."""
-        text = strip_controls(physical)
+    def unwrap(self, text: str) -> tuple[str, list[str], dict[str, str], str | None, str | None, bool]:
+        """Peel the wrappers off a line whose controls are stripped: (message, wrapper
+        names, their named groups, level, tag, terminal)."""
         wrappers: list[str] = []
         meta: dict[str, str] = {}
         level = tag = None
@@ -110,6 +110,11 @@ class EnvelopeParser:
                 break
             if terminal:
                 break
+        return text, wrappers, meta, level, tag, terminal
+
+    def peel(self, number: int, physical: str) -> tuple[Line | None, bool]:
+        """Parse one physical line. Returns (line, is_continuation); None for dropped lines."""
+        text, wrappers, meta, level, tag, terminal = self.unwrap(strip_controls(physical))
         if self.any_drop.match(text) is not None:
             return None, False
         instance = meta.get("instance")

@@ -96,8 +96,19 @@ class Scanner:
         if a.held is not None or stream is None or stream.preamble or a.on_entry:
             return False
         run = stream.run
-        if not self._all_inert(ids, run) or not plain(raw) or a.envelope.quick.match(raw) is not None:
+        if not self._all_inert(ids, run) or not plain(raw):
             return False
+        quick = a.envelope.quick.match(raw)
+        if quick is not None:
+            if quick.lastgroup != "wrapper":
+                return False
+            # journald, docker -t ...: the wrappers must be ones the run has already seen
+            text, wrappers, meta, _, _, _ = a.envelope.unwrap(raw)
+            if "instance" in meta or not run.facts.wrappers.issuperset(wrappers) or not plain(text):
+                return False
+            quick = a.envelope.quick.match(text)
+            if quick is not None:
+                return quick.lastgroup == "drop"  # a dropped line leaves no trace at all
         run.since_start += 1
         run.last_line = max(run.last_line, number)
         return True
@@ -132,30 +143,40 @@ class Scanner:
             return self._full(number, raw, targets)
         env = a.envelope
         line = None
+        wrappers: list[str] = []
         is_plain = plain(raw)
         quick = env.quick.match(raw) if is_plain else None
-        if is_plain and (quick is None or quick.lastgroup != "wrapper"):
+        if quick is not None and quick.lastgroup == "wrapper":  # journald, docker -t ...: peel them only
+            inner, wrappers, meta, _, _, terminal = env.unwrap(raw)
+            if "instance" in meta or terminal or not plain(inner):
+                is_plain = False  # the full peel below
+            else:
+                quick = env.quick.match(inner)
+                raw_text = inner
+        else:
+            raw_text = raw
+        if is_plain:
             if quick is not None:
                 return [] if quick.lastgroup == "drop" else self._full(number, raw, targets)
-            text = raw
+            text = raw_text
             for prefix in env.quick_prefixes:
-                m = prefix.match(raw)
+                m = prefix.match(raw_text)
                 if m:
-                    text = raw[m.end() :]
+                    text = raw_text[m.end() :]
                     break
         else:
             raw = _clean(raw)
             line, is_cont = env.peel(number, raw)
             if line is None:
                 return []
-            hint = targets if is_plain else self.text_targets(line.text)  # a wrapped line can be plain
+            hint = targets if plain(raw) else self.text_targets(line.text)  # a wrapped line can be plain
             if is_cont:
                 return a._physical_line(line, is_cont, hint)
-            targets, text = hint, line.text
+            targets, text, wrappers = hint, line.text, list(line.wrappers)
         # not a continuation: the held entry is complete, process it first
         done: Done = a.flush_held()
         stream = a.streams.get(line.instance if line else None)
-        if stream is None or stream.preamble or (line and not _known_wrappers(line, stream.run)):
+        if stream is None or stream.preamble or not stream.run.facts.wrappers.issuperset(wrappers):
             return done + self._peeled(number, raw, line, targets)
         run = stream.run
         live = self._live(targets, text, run)
@@ -275,7 +296,3 @@ class Scanner:
             line, _ = self.a.envelope.peel(number, raw)
             if line is not None:
                 matcher.observe(line, {0})
-
-
-def _known_wrappers(line: Any, run: Run) -> bool:
-    return not line.wrappers or set(line.wrappers) <= run.facts.wrappers
