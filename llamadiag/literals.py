@@ -2,14 +2,15 @@
 
 Every pattern used on log lines (signature entries, facts, versions, eras, run
 boundaries, statistics, exclusions, continuations) registers the literal it requires.
-A block of lines is searched once for all literals; only lines holding one become
-entries, and each entry is offered only to the patterns whose literals it holds.
+A block of lines is searched once for all literals (`multimatch`, driven by `scan`); only
+lines holding one become entries, and each entry is offered only to the patterns whose
+literals it holds. `targets()` finds them in one entry's own text (a joined multi-line
+entry, a JSON-wrapped message).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import regex
@@ -90,22 +91,6 @@ class LiteralIndex:
         self._block_re = re.compile(alternation)
         lits = self.literals()
         self._implied = {a: [b for b in lits if b != a and b in a] for a in lits}
-
-    def candidates(self, lines: list[str]) -> Iterator[int]:
-        """Indices of the lines in a block that hold at least one literal."""
-        if self._block_re is None:
-            self._compile()
-        assert self._block_re is not None
-        text = "\n".join(lines)
-        index = 0
-        cursor = 0
-        last = -1
-        for m in self._block_re.finditer(text):
-            index += text.count("\n", cursor, m.start())
-            cursor = m.start()
-            if index != last:
-                last = index
-                yield index
 
     def targets(self, text: str) -> list[Target]:
         """Targets whose literal occurs in text (overlapping occurrences included), each
