@@ -241,7 +241,9 @@ class Analyzer:
         ruled_out: list[RuledOut] = []
         for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
             rule = self.k.rules[rule_i].rule
-            result = assess(rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i))
+            result = assess(
+                self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
+            )
             (findings if isinstance(result, Finding) else ruled_out).append(result)
         return _apply_supersedes(findings, self.k), ruled_out
 

@@ -59,6 +59,7 @@ class Unusable(Strict):
 
 class Versions(Strict):
     shapes: list[VersionShape]
+    question: str = Field(description="Asked when a rule's fix window needs the build; {fixed} is the fix build.")
     unusable: list[Unusable] = Field(default_factory=list)
 
 
@@ -128,4 +129,7 @@ class Flag(Strict):
 
 class Flags(Strict):
     program: list[str] = Field(description="Program names that start a llama-server command line.")
+    images: list[str] = Field(
+        default_factory=list, description="Container image names whose arguments go to the server."
+    )
     flags: list[Flag]
