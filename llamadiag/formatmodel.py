@@ -75,6 +75,14 @@ class Eras(Strict):
     fingerprints: list[EraFingerprint]
 
 
+class ChildArgv(Strict):
+    """A router logging a child's argv one element per line: the only command line a log holds."""
+
+    spawn: PatternSpec = Field(description="Names the child; group `instance` is its stream key (the port).")
+    header: PatternSpec = Field(description="The line after which argv elements follow.")
+    item: PatternSpec = Field(description="One argv element; group `arg`.")
+
+
 class Runs(Strict):
     start: list[PatternSpec] = Field(description="An entry that opens a new server run.")
     preamble: list[PatternSpec] = Field(
@@ -84,6 +92,7 @@ class Runs(Strict):
         default_factory=list, description="Entries proving the run printed its whole startup."
     )
     commandline: list[PatternSpec] = Field(default_factory=list, description="A pasted shell command line.")
+    child_argv: ChildArgv | None = None
 
 
 class StatLine(Strict):
