@@ -90,11 +90,11 @@ def report(
     rules: RulesOpt = None,
 ) -> None:
     """Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains."""
-    from llamadiag.bugreport import draft_report, draft_markdown
+    from llamadiag.bugreport import draft_markdown, draft_report
     from llamadiag.templating import UnmatchedCollector
 
     k = load(rules)
-    collector = UnmatchedCollector()
+    collector = UnmatchedCollector([r.rule.id for r in k.rules])
     rep, analyzer, read_report = analyze_source(
         k, source, cmdline, version_text, build, every_line=True, on_entry=collector.observe
     )
