@@ -39,6 +39,9 @@ FIELDS = {  # field: weight
     "remedy": 0.5,
 }
 K1, B = 1.2, 0.75
+HEADLINE = frozenset({"title", "id"})
+HEADLINE_BOOST = 1.5  # a word in the title says more than the same word deep in a long rule
+KEEP_WORDS = frozenset({"windows", "cuda", "metal", "rocm", "gguf", "jinja", "radeon", "status", "bus"})
 FUZZY_MIN = 0.8
 SYNONYM_WEIGHT = 0.6
 PREFIX_WEIGHT = 0.75
@@ -58,6 +61,8 @@ def _with_path(path: Path) -> tuple[Any, Path, Any]:
 
 def stem(word: str) -> str:
     """A light English stemmer: enough to meet 'images'/'image', 'failed'/'fails'/'fail'."""
+    if word in KEEP_WORDS:
+        return word
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
@@ -133,7 +138,7 @@ class TextIndex:
         for syn in self.synonyms.get(word, []):
             if syn in self.idf and syn != word:
                 out.append((syn, SYNONYM_WEIGHT, "synonym"))
-        if word in self.idf or len(word) < 4:
+        if out or len(word) < 4:  # a known word (or one with synonyms) is not a typo
             return out
         grams = _trigrams(word)
         counts: Counter[str] = Counter()
@@ -154,6 +159,7 @@ class TextIndex:
         query = list(dict.fromkeys(words(text, self.stop)))
         hits: dict[str, TextHit] = {}
         expansions = {q: self.expand(q) for q in query}
+        asked = set(query)
         for i, rule_id in enumerate(self.ids):
             tf, norm = self.tf[i], K1 * (1 - B + B * self.length[i] / self.avg_length)
             total = 0.0
@@ -162,8 +168,10 @@ class TextIndex:
                 best, best_opt = 0.0, None
                 for w, weight, how in options:
                     f = tf.get(w)
-                    if f:
+                    if f and (how == "exact" or w not in asked):  # a synonym must not count a word twice
                         s = weight * self.idf[w] * f * (K1 + 1) / (f + norm)
+                        if self.fields[i][w] & HEADLINE:
+                            s *= HEADLINE_BOOST
                         if s > best:
                             best, best_opt = s, (w, how)
                 if best_opt is not None:

@@ -31,6 +31,7 @@ BUILD_PATTERNS = [
     re.compile(r"(?i)\bbuild[ :=#]+(\d{3,5})\b"),
 ]
 RULE_WORD = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
+COMMAND_START = re.compile(r"^\s*(?:[$#>]\s*)?(?:\S*llama-server\S*\s+)?--?[a-z]")
 LONG_FLAG = re.compile(r"(?<!\S)--[a-z][\w-]*")
 ERRORISH = re.compile(r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] ")
 
@@ -104,7 +105,9 @@ def _flag_lines(lines: list[str], flags: FlagTable) -> str:
     """Lines holding known llama-server flags, joined as one command line."""
     found = []
     for line in lines[:2000]:
-        if any(f in flags.by_alias or f in flags.by_old for f in LONG_FLAG.findall(line)):
+        known = [f for f in LONG_FLAG.findall(line) if f in flags.by_alias or f in flags.by_old]
+        # a flag named in an error message is not a command line: need two, or a line that starts with one
+        if len(known) >= 2 or (known and COMMAND_START.match(line)):
             found.append(line.strip())
     return " ".join(found)
 
