@@ -47,7 +47,9 @@ class RefOut(BaseModel):
 class LookupResult(BaseModel):
     rule_id: str
     title: str
-    score: float = Field(description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, text below")
+    score: float = Field(
+        description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, text below"
+    )
     why: list[str] = Field(description="Why this rule matched, strongest reason first.")
     references: list[RefOut]
     fixed_in: int | None = None
@@ -163,7 +165,9 @@ def _result(k: Knowledge, c: Candidate, facts: dict) -> LookupResult:
             )
             for s in rule.remediation
         ],
-        workarounds=[WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds],
+        workarounds=[
+            WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds
+        ],
         verification=[s.strip() for s in rule.verification.steps],
         questions=finding.questions if finding else c.questions,
     )

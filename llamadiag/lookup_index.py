@@ -21,8 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from llamadiag.knowledge import Knowledge, builtin_rules_dir
-from llamadiag.rulemodel import Rule
-from llamadiag.rulemodel import Strict
+from llamadiag.rulemodel import Rule, Strict
 from llamadiag.yamlio import load_yaml, validate
 
 WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
@@ -95,7 +94,9 @@ def _trigrams(word: str) -> set[str]:
 @dataclass
 class TextHit:
     score: float
-    matched: dict[str, tuple[str, str, set[str]]] = field(default_factory=dict)  # query word -> (rule word, how, fields)
+    matched: dict[str, tuple[str, str, set[str]]] = field(
+        default_factory=dict
+    )  # query word -> (rule word, how, fields)
 
 
 class TextIndex:

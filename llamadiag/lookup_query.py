@@ -33,7 +33,9 @@ BUILD_PATTERNS = [
 RULE_WORD = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
 COMMAND_START = re.compile(r"^\s*(?:[$#>]\s*)?(?:\S*llama-server\S*\s+)?--?[a-z]")
 LONG_FLAG = re.compile(r"(?<!\S)--[a-z][\w-]*")
-ERRORISH = re.compile(r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] ")
+ERRORISH = re.compile(
+    r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] "
+)
 
 
 @dataclass
@@ -71,10 +73,13 @@ def _unique(items: list[str]) -> list[str]:
 def parse_query(text: str, flag_table: FlagTable, allow_empty: bool = False) -> Query:
     q = Query(text=text)
     if looks_binary(text):
-        q.error = f"the query looks like binary data ({len(text.encode('utf-8', 'replace'))} bytes), not text: paste the log or error text"
+        size = len(text.encode("utf-8", "replace"))
+        q.error = f"the query looks like binary data ({size} bytes), not text: paste the log or error text"
         return q
     if len(text) > MAX_CHARS:
-        q.notes.append(f"the paste is {len(text) / 1e6:.1f} MB: only its first {MAX_CHARS // (1024 * 1024)} MiB were read")
+        q.notes.append(
+            f"the paste is {len(text) / 1e6:.1f} MB: only its first {MAX_CHARS // (1024 * 1024)} MiB were read"
+        )
         text = q.text = text[:MAX_CHARS]
     if not re.search(r"\w", text):
         if not allow_empty:

@@ -27,7 +27,13 @@ from llamadiag.rulemodel import Condition, Rule
 
 ROLE_SCORE = {"report": 98.0, "fix": 98.0, "cause": 93.0, "workaround": 92.0, "related": 90.0}
 CONFIDENCE_SCORE = {"confirmed": 95.0, "regression": 94.0, "likely": 92.0, "possible": 90.0}
-ROLE_WORDS = {"report": "its report", "fix": "its fix", "cause": "its cause", "related": "related", "workaround": "a workaround"}
+ROLE_WORDS = {
+    "report": "its report",
+    "fix": "its fix",
+    "cause": "its cause",
+    "related": "related",
+    "workaround": "a workaround",
+}
 KIND_LABEL = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #", "doc": ""}
 MAX_LINES = 20000
 TRUNCATED_LINES = 20  # the cut-paste check runs on short pastes only
@@ -110,7 +116,10 @@ def _signatures(report: Report, cand: Any) -> None:
         if c.finding is None:
             c.finding, c.values = f, dict(f.values)
         lines = f"line {f.first_line}" if f.first_line == f.last_line else f"lines {f.first_line}-{f.last_line}"
-        c.add(CONFIDENCE_SCORE.get(f.confidence, 90.0) - 0.01 * i, f"its signature matches the pasted {lines} ({f.confidence})")
+        c.add(
+            CONFIDENCE_SCORE.get(f.confidence, 90.0) - 0.01 * i,
+            f"its signature matches the pasted {lines} ({f.confidence})",
+        )
     for r in report.ruled_out:
         c = cand(r.rule_id)
         c.add(60.0, f"its signature matches pasted line {r.evidence_line}")
@@ -167,7 +176,7 @@ def _partial(k: Knowledge, q: Query, analyzer: Analyzer, cands: dict[str, Candid
         how = "matches" if all(v == 1.0 for v, _, _ in entries.values()) else "partly matches"
         cand(rule.id).add(
             72.0 + 12.0 * share,
-            f'pasted line {number} {how} {len(entries)} of {len(sig.entries)} entries of its signature '
+            f"pasted line {number} {how} {len(entries)} of {len(sig.entries)} entries of its signature "
             f'{sig.name}: "{quoted}"',
         )
 
@@ -196,7 +205,9 @@ def _applicability(k: Knowledge, facts: dict[str, FactValue], cands: dict[str, C
             continue
         c = cand(rule.id)
         c.build_status, c.affects_build, c.known_true = status, affects, known_true
-        c.questions = [cond.question for cond, s in zip(rule.conditions, states, strict=True) if s is None and cond.question]
+        c.questions = [
+            cond.question for cond, s in zip(rule.conditions, states, strict=True) if s is None and cond.question
+        ]
         reasons = []
         if false_at is not None:
             reasons.append(f"{_fact_text(false_at.fact, facts)}, but it needs {_needs(false_at)}")
@@ -238,7 +249,11 @@ def version_verdict(rule: Rule, lo: int | None, hi: int | None) -> tuple[str, bo
     build = f"b{lo}" if lo is not None and lo == hi else None
     if lo is None and hi is None:
         if v.fixed_in is not None:
-            return f"Fixed in b{v.fixed_in}{by}; give the build (`llama-server --version`) to know whether it has the fix.", None, False
+            return (
+                f"Fixed in b{v.fixed_in}{by}; give the build (`llama-server --version`) to know if it has the fix.",
+                None,
+                False,
+            )
         return (v.fix_note or "No fixing build is known.").strip(), None, False
     if v.introduced_in is not None and hi is not None and hi < v.introduced_in:
         return f"Appeared in b{v.introduced_in}; {build or f'at most b{hi}'} predates it.", False, True
@@ -248,7 +263,11 @@ def version_verdict(rule: Rule, lo: int | None, hi: int | None) -> tuple[str, bo
     if lo is not None and lo >= v.fixed_in:
         return f"Fixed in b{v.fixed_in}{by}: {build or f'at least b{lo}'} already has the fix.", False, False
     if hi is not None and hi < v.fixed_in:
-        return f"Fixed in b{v.fixed_in}{by}; {build or f'at most b{hi}'} lacks it: upgrade to b{v.fixed_in} or later.", True, False
+        return (
+            f"Fixed in b{v.fixed_in}{by}; {build or f'at most b{hi}'} lacks it: upgrade to b{v.fixed_in} or later.",
+            True,
+            False,
+        )
     return f"Fixed in b{v.fixed_in}{by}; the build is between b{lo} and b{hi}, which does not settle it.", None, False
 
 

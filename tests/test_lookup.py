@@ -39,7 +39,7 @@ def test_build_and_flags_before_the_fix(knowledge: Knowledge) -> None:
     best = resp.results[0]
     assert best.rule_id == "spec-vision-draft-position-gap" and best.affects_build is True and best.fixed_in == 11548
     assert "upgrade to b11548 or later" in best.build_status
-    assert any("30204" == r.id and r.role == "report" for r in best.references)
+    assert any(r.id == "30204" and r.role == "report" for r in best.references)
     assert any("conditions hold" in w for w in best.why)
     assert resp.query.build == 11502 and resp.query.flags["spec-type"] == "draft-mtp"
 
@@ -53,8 +53,12 @@ def test_build_past_the_fix_shows_it_fixed(knowledge: Knowledge) -> None:
 
 def test_flags_rule_a_rule_out(knowledge: Knowledge) -> None:
     """The seed error on a server without --mmproj is not the seed case: it drops and says why."""
-    resp = lookup(knowledge, "E srv        decode: failed to process speculative batch", None,
-                  "llama-server -m m.gguf --spec-type draft-mtp")  # fmt: skip
+    resp = lookup(
+        knowledge,
+        "E srv        decode: failed to process speculative batch",
+        None,
+        "llama-server -m m.gguf --spec-type draft-mtp",
+    )
     seed = next(r for r in resp.results if r.rule_id == "spec-vision-draft-position-gap")
     assert seed.applies is False and seed.why[0].startswith("ruled out for this setup")
     assert seed.score < 50
@@ -69,8 +73,12 @@ def test_a_pasted_ticket_runs_the_engine(knowledge: Knowledge) -> None:
 
 @pytest.mark.parametrize(
     ("query", "message"),
-    [("", "the query is empty"), ("   \n\t", "the query is empty"), ("?!... --- ***", "no letters or digits"),
-     ("\x00\x01\x02PNG\x00\x00" * 50, "binary data")],  # fmt: skip
+    [
+        ("", "the query is empty"),
+        ("   \n\t", "the query is empty"),
+        ("?!... --- ***", "no letters or digits"),
+        ("\x00\x01\x02PNG\x00\x00" * 50, "binary data"),
+    ],
 )
 def test_bad_queries_get_a_clear_answer(knowledge: Knowledge, query: str, message: str) -> None:
     resp = lookup(knowledge, query)
@@ -94,8 +102,14 @@ def test_cli_markdown_is_a_ticket_answer_and_redacted() -> None:
     out = run("lookup", "--build", "11502", "--cmdline", cmd, "--format", "markdown")
     text = out.stdout.decode()
     assert out.returncode == 0, out.stderr
-    for part in ("**Why it matches**", "**What to do, in order**", "**How to verify the fix**", "**References**",
-                 "[issue #30204](https://github.com/ggml-org/llama.cpp/issues/30204)", "upgrade to b11548 or later"):  # fmt: skip
+    for part in (
+        "**Why it matches**",
+        "**What to do, in order**",
+        "**How to verify the fix**",
+        "**References**",
+        "[issue #30204](https://github.com/ggml-org/llama.cpp/issues/30204)",
+        "upgrade to b11548 or later",
+    ):
         assert part in text, part
     assert "alice" not in text and "sk-live" not in text and "Redacted: " in text
 
@@ -109,7 +123,9 @@ def test_cli_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
 
 def test_cli_ten_megabyte_paste() -> None:
     line = b"0.10.000.001 I slot update_slots: id  0 | task 7 | prompt processing progress, n_tokens = 4096\n"
-    paste = line * (10_000_000 // len(line)) + b"0.41.772.031 E srv        decode: failed to process speculative batch\n"
+    paste = (
+        line * (10_000_000 // len(line)) + b"0.41.772.031 E srv        decode: failed to process speculative batch\n"
+    )
     out = run("lookup", "-", "--format", "json", stdin=paste)
     assert out.returncode == 0, out.stderr[-500:]
     data = json.loads(out.stdout)

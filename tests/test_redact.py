@@ -36,9 +36,19 @@ def test_verbose_log_text_is_redacted_consistently() -> None:
     for secret in SECRETS:
         assert secret not in out, secret
     # diagnosis needs these: loopback and bind-all, parameters, sizes, model basename, build, timestamps
-    for kept in ("127.0.0.1", "0.0.0.0:8080", '"max_tokens":512', '"temperature":0.2', '"prompt_tokens":950',
-                 '"model":"glm"', '"stream":false', "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf", "build 11503",
-                 "Nov 28 10:11:20", "Y = 942"):  # fmt: skip
+    for kept in (
+        "127.0.0.1",
+        "0.0.0.0:8080",
+        '"max_tokens":512',
+        '"temperature":0.2',
+        '"prompt_tokens":950',
+        '"model":"glm"',
+        '"stream":false',
+        "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf",
+        "build 11503",
+        "Nov 28 10:11:20",
+        "Y = 942",
+    ):
         assert kept in out, kept
     # prompt values keep their length, keys stay
     assert '"content":"[REDACTED 58 chars]"' in out

@@ -31,9 +31,13 @@ def test_mask_groups_variable_parts() -> None:
         "id <n> | task <n> | size = <size> at <hex>, <path>"
     )
     t = unmatched_templates(
-        [(3, "W", "retry 1 of 5 after 250 ms", set()), (9, "W", "retry 2 of 5 after 500 ms", set()),
-         (12, "E", "fatal: cannot open /tmp/x/y.bin", set()), (14, "I", "all fine", set()),
-         (20, "E", "explained failure", {"some-rule"})],  # fmt: skip
+        [
+            (3, "W", "retry 1 of 5 after 250 ms", set()),
+            (9, "W", "retry 2 of 5 after 500 ms", set()),
+            (12, "E", "fatal: cannot open /tmp/x/y.bin", set()),
+            (14, "I", "all fine", set()),
+            (20, "E", "explained failure", {"some-rule"}),
+        ],
         explained_rules={"some-rule"},
     )
     assert [(x.level, x.template, x.count, x.first_line, x.last_line) for x in t] == [
@@ -48,9 +52,17 @@ def test_report_drafts_llama_cpp_issue_form(tmp_path: Path) -> None:
     out = run("report", str(log))
     assert out.returncode == 0, out.stderr
     text = out.stdout.decode()
-    for heading in ("### Name and Version", "### Operating systems", "### GGML backends", "### Hardware",
-                    "### Models", "### Problem description & steps to reproduce", "### First Bad Commit",
-                    "### Relevant log output", "### Before filing, please answer"):  # fmt: skip
+    for heading in (
+        "### Name and Version",
+        "### Operating systems",
+        "### GGML backends",
+        "### Hardware",
+        "### Models",
+        "### Problem description & steps to reproduce",
+        "### First Bad Commit",
+        "### Relevant log output",
+        "### Before filing, please answer",
+    ):
         assert heading in text, heading
     assert "version: 6550 (5c6a4dbe6)" in text and "\nLinux\n" in text and "CUDA" in text
     assert "NVIDIA GeForce RTX 4090" in text and "Qwen3-30B-A3B-Q4_K_M.gguf" in text
