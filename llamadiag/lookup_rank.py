@@ -22,7 +22,7 @@ from llamadiag.findings import Finding, Report
 from llamadiag.knowledge import Knowledge
 from llamadiag.lookup_index import text_index
 from llamadiag.lookup_query import Query
-from llamadiag.reasoning import check
+from llamadiag.reasoning import check, expected_text
 from llamadiag.rulemodel import Condition, Rule
 
 ROLE_SCORE = {"report": 98.0, "fix": 98.0, "cause": 93.0, "workaround": 92.0, "related": 90.0}
@@ -210,7 +210,7 @@ def _applicability(k: Knowledge, facts: dict[str, FactValue], cands: dict[str, C
         ]
         reasons = []
         if false_at is not None:
-            reasons.append(f"{_fact_text(false_at.fact, facts)}, but it needs {_needs(false_at)}")
+            reasons.append(f"{_fact_text(false_at.fact, facts)}, but it needs {expected_text(false_at)}")
         if excl is not None:
             reasons.append(f"{_fact_text(excl.fact, facts)}: {(excl.because or 'excluded').strip()}")
         if before_intro:
@@ -302,14 +302,6 @@ def _fact_text(name: str | None, facts: dict[str, FactValue]) -> str:
         fact.source, f"line {fact.line}" if fact.line else fact.source
     )
     return f"{name} = {fact.value} ({where})"
-
-
-def _needs(cond: Any) -> str:
-    for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
-        value = getattr(cond, name)
-        if value is not None:
-            return f"{name.rstrip('_').replace('_', ' ')} {value}"
-    return "another value"
 
 
 def _words(q: Query, k: Knowledge, cands: dict[str, Candidate], cand: Any) -> None:
