@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from llamadiag.findings import reference_label
 from llamadiag.knowledge import Knowledge
 from llamadiag.rulemodel import Reference, Rule
 
 
 def _ref(r: Reference) -> str:
-    label = {"issue": "#", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}.get(r.kind, "") + r.id
-    text = f"[{label}]({r.url}) — {r.role}"
+    text = f"[{reference_label(r.kind, r.id, r.repo, r.title)}]({r.url}) — {r.role}"
     if r.build:
         text += f", first in b{r.build}"
     if r.title:

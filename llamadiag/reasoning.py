@@ -190,6 +190,7 @@ def assess(
         references=[
             ReferenceOut(
                 kind=r.kind,
+                repo=r.repo,
                 id=r.id,
                 role=r.role,
                 build=r.build,
