@@ -117,7 +117,7 @@ def index_page(k: Knowledge) -> str:
     for loaded in sorted(k.rules, key=lambda r: (r.rule.category, r.rule.id)):
         r = loaded.rule
         refs = ", ".join(
-            f"[{'#' if x.kind == 'issue' else 'PR #' if x.kind == 'pr' else ''}{x.id}]({x.url})"
+            f"[{reference_label(x.kind, x.id, x.repo, None)}]({x.url})"
             for x in r.references
             if x.kind in ("issue", "pr")
         )
