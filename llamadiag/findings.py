@@ -29,6 +29,11 @@ class FactUse(BaseModel):
     line: int | None = None
     source: str
 
+    @classmethod
+    def of(cls, fact: Any) -> FactUse:
+        """From a facts.FactValue (same three fields)."""
+        return cls(value=fact.value, line=fact.line, source=fact.source)
+
 
 class ReferenceOut(BaseModel):
     kind: str
