@@ -18,7 +18,7 @@ from typing import Any
 
 from llamadiag.analyze import Analyzer
 from llamadiag.facts import FactValue
-from llamadiag.findings import Finding, Report
+from llamadiag.findings import Finding, Report, reference_label
 from llamadiag.knowledge import Knowledge
 from llamadiag.lookup_index import text_index
 from llamadiag.lookup_query import Query
@@ -34,7 +34,6 @@ ROLE_WORDS = {
     "related": "related",
     "workaround": "a workaround",
 }
-KIND_LABEL = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #", "doc": ""}
 MAX_LINES = 20000
 TRUNCATED_LINES = 20  # the cut-paste check runs on short pastes only
 TRUNCATED_MIN = 12
@@ -100,8 +99,8 @@ def _named(k: Knowledge, q: Query, cand: Any) -> None:
                 if not same:
                     continue
                 c = cand(loaded.rule.id)
-                label = f"{KIND_LABEL.get(ref.kind, '')}{ref.id}"
-                text = f"{label} is {ROLE_WORDS.get(ref.role, ref.role)}"
+                label = reference_label(ref.kind, ref.id, ref.repo, None)
+                text = f"{'issue ' if ref.kind == 'issue' else ''}{label} is {ROLE_WORDS.get(ref.role, ref.role)}"
                 if ref.role == "fix" and ref.build:
                     text += f" (first in b{ref.build})"
                 if ref.title:

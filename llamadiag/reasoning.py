@@ -183,7 +183,7 @@ def assess(
         summary=rule.summary.strip(),
         evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
         values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
-        facts_used={k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in used.items()},
+        facts_used={k: FactUse.of(v) for k, v in used.items()},
         conditions=cond_out,
         count=hits.count,
         first_line=match.first,
@@ -203,9 +203,7 @@ def assess(
 
 
 def reference_out(r: Reference) -> ReferenceOut:
-    return ReferenceOut(
-        kind=r.kind, id=r.id, role=r.role, build=r.build, title=r.title, url=r.url, confirmed=r.confirmed, note=r.note
-    )
+    return ReferenceOut(**r.model_dump(), url=r.url)
 
 
 def steps_out(rule: Rule, scope: dict[str, Any]) -> list[StepOut]:

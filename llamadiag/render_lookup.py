@@ -103,8 +103,7 @@ def _panel(r: LookupResult, detailed: bool) -> Panel:
             parts.append(Text("Workaround: ", style="bold cyan") + safe(f"{w.text} Caveat: {w.caveat}"))
     refs = Text("Refs: ", style="bold")
     for ref in r.references[:6]:
-        label = {"issue": "#", "pr": "PR #", "commit": "commit "}.get(ref.kind, "") + ref.id
-        refs.append(f"{label}", style=f"link {ref.url}")
+        refs.append(ref.label, style=f"link {ref.url}")
         refs.append(f" ({ref.role}{f', b{ref.build}' if ref.build else ''})  ")
     parts.append(refs)
     title = Text(f" {r.score:5.1f} ", style="bold")

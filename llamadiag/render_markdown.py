@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from llamadiag.findings import Finding, Report, StepOut, WorkaroundOut
+from llamadiag.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -24,7 +24,6 @@ CONF_SENTENCE = {
     "likely": "Your log most likely shows a known llama.cpp issue",
     "possible": "Your log may show a known llama.cpp issue",
 }
-LABELS = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}
 
 
 def esc(text: Any) -> str:
@@ -42,19 +41,18 @@ def code(command: str) -> str:
     return f"{ticks}{command}{ticks}"
 
 
-def reference_line(r: Any) -> str:
+def reference_line(r: ReferenceOut) -> str:
     """One reference: link, role, first build with the fix, title or note."""
-    text = f"[{LABELS.get(r.kind, '')}{r.id}]({r.url}) ({r.role}"
+    text = f"[{r.label}]({r.url}) ({r.role}"
     if r.build:
         text += f", first in b{r.build}"
     text += ")"
     if r.title:
         text += f": {esc(r.title)}"
-    confirmed, note = getattr(r, "confirmed", True), getattr(r, "note", None)
-    if not confirmed:
-        text += f" (unconfirmed: {esc(note)})" if note else " (unconfirmed)"
-    elif note:
-        text += f". {esc(note)}"
+    if not r.confirmed:
+        text += f" (unconfirmed: {esc(r.note)})" if r.note else " (unconfirmed)"
+    elif r.note:
+        text += f". {esc(r.note)}"
     return text
 
 
@@ -82,7 +80,7 @@ def _indented_block(command: str) -> str:
 
 def short_answer(f: Finding) -> str:
     refs = [r for r in f.references if r.role in ("report", "fix")]
-    named = ", ".join(f"{LABELS.get(r.kind, '')}{r.id}" for r in refs)
+    named = ", ".join(r.label for r in refs)
     head = CONF_SENTENCE.get(f.confidence, "Your log shows a known issue")
     return f"**Short answer.** {head}: {esc(f.title)}" + (f" ({named})" if named else "") + f". {esc(f.version_status)}"
 

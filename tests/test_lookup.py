@@ -107,7 +107,7 @@ def test_cli_markdown_is_a_ticket_answer_and_redacted() -> None:
         "**What to do, in order**",
         "**How to verify the fix**",
         "**References**",
-        "[issue #30204](https://github.com/ggml-org/llama.cpp/issues/30204)",
+        "[#30204](https://github.com/ggml-org/llama.cpp/issues/30204)",
         "upgrade to b11548 or later",
     ):
         assert part in text, part
