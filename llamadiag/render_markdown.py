@@ -41,19 +41,29 @@ def code(command: str) -> str:
     return f"{ticks}{command}{ticks}"
 
 
-def reference_line(r: ReferenceOut) -> str:
-    """One reference: link, role, first build with the fix, title or note."""
-    text = f"[{r.label}]({r.url}) ({r.role}"
+def ref_label(r: ReferenceOut) -> str:
+    """`#30204`, `PR #30257`, `commit abc`, another repository's by name: the link text of a reference."""
+    return r.label
+
+
+def ref_detail(r: ReferenceOut) -> str:
+    """What follows the link: role, first build with the fix, title or note (plain text)."""
+    text = f"({r.role}"
     if r.build:
         text += f", first in b{r.build}"
     text += ")"
     if r.title:
-        text += f": {esc(r.title)}"
+        text += f": {r.title}"
     if not r.confirmed:
-        text += f" (unconfirmed: {esc(r.note)})" if r.note else " (unconfirmed)"
+        text += f" (unconfirmed: {r.note})" if r.note else " (unconfirmed)"
     elif r.note:
-        text += f". {esc(r.note)}"
+        text += f". {r.note}"
     return text
+
+
+def reference_line(r: ReferenceOut) -> str:
+    """One reference: link, role, first build with the fix, title or note."""
+    return f"[{ref_label(r)}]({r.url}) {esc(ref_detail(r))}"
 
 
 def steps_markdown(steps: list[StepOut], workarounds: list[WorkaroundOut], not_to_do: list[str]) -> list[str]:
