@@ -62,7 +62,8 @@ def lookup(
     k = load(rules)
     resp = run_lookup(k, text, build, cmdline, limit)
     if fmt is Format.rich:
-        print_lookup(Console(highlight=False), resp)
+        if not resp.error:
+            print_lookup(Console(highlight=False), resp)
     else:
         redactor = redactor_for(no_redact)
         redactor.learn([text, cmdline or ""])

@@ -39,7 +39,7 @@ class LookupResult(BaseModel):
     rule_id: str
     title: str
     score: float = Field(
-        description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, text below"
+        description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, words below 50"
     )
     why: list[str] = Field(description="Why this rule matched, strongest reason first.")
     references: list[ReferenceOut]

@@ -5,7 +5,7 @@ Bands (score 0-100), most reliable first:
   85-95  signature: the engine found the rule's signature in the paste (by confidence)
   70-84  partial: some entries of a signature match pasted lines
   50-69  applies: the rule's conditions and version window hold for the known build/flags
-  0-50   words: the word search (lookup_index.py), relative to the best word match
+  0-49   words: the word search (lookup_index.py), relative to the best word match
 A rule that a known fact rules out (a flag, an exclusion, a build before the failure
 appeared) keeps its reasons but has its score halved. Within a band the word score and the
 number of conditions known true break ties.
@@ -37,6 +37,7 @@ ROLE_WORDS = {
 MAX_LINES = 20000
 TRUNCATED_LINES = 20  # the cut-paste check runs on short pastes only
 TRUNCATED_MIN = 12
+WORDS_TOP = 49.0  # the best word match; the words band ends below the applies band
 WORD_MIN = 0.3  # word matches below this share of the best one are dropped
 
 
@@ -77,7 +78,8 @@ def rank(k: Knowledge, q: Query, report: Report, analyzer: Analyzer, facts: dict
     _applicability(k, facts, cands, cand)
     _words(q, k, cands, cand)
     for c in cands.values():
-        c.score += min(4.0, c.words * 0.08) + min(2.0, c.known_true * 0.5)
+        if c.score > c.words:  # tie-breaks inside a stronger band; a words-only match stays below 50
+            c.score += min(4.0, c.words * 0.08) + min(2.0, c.known_true * 0.5)
         if c.applies is False:
             c.score *= 0.5
     ordered = sorted(cands.values(), key=lambda c: (-c.score, c.rule_id))
@@ -315,7 +317,7 @@ def _words(q: Query, k: Knowledge, cands: dict[str, Candidate], cand: Any) -> No
         if share < WORD_MIN and rule_id not in cands:
             continue
         c = cand(rule_id)
-        c.words = 50.0 * share
+        c.words = WORDS_TOP * share
         shown = []
         for qword, (word, how, fields) in sorted(hit.matched.items(), key=lambda kv: -len(kv[1][2]))[:6]:
             label = word if how == "exact" else f"{qword}~{word} ({how})"
