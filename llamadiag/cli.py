@@ -226,3 +226,4 @@ def compare(
 from llamadiag import cli_rules  # noqa: E402  (registers the `rules` sub-commands)
 
 app.add_typer(cli_rules.rules_app, name="rules")
+from llamadiag import cli_desk  # noqa: E402, F401  (registers `desk`)

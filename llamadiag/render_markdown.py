@@ -17,9 +17,15 @@ def _fence(text: str) -> str:
     return f"```text\n{body}\n```"
 
 
-def _ref(r) -> str:  # type: ignore[no-untyped-def]
+def ref_label(r) -> str:  # type: ignore[no-untyped-def]
+    """`issue #123`, `PR #456`, `commit abc`: the link text of a reference."""
     label = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}.get(r.kind, "")
-    text = f"[{label}{r.id}]({r.url}) ({r.role}"
+    return f"{label}{r.id}"
+
+
+def ref_detail(r) -> str:  # type: ignore[no-untyped-def]
+    """What follows the link: role, first build, title, and whether it was confirmed."""
+    text = f"({r.role}"
     if r.build:
         text += f", first in b{r.build}"
     text += ")"
@@ -31,6 +37,10 @@ def _ref(r) -> str:  # type: ignore[no-untyped-def]
     elif r.note:
         text += f". {r.note}"
     return text
+
+
+def _ref(r) -> str:  # type: ignore[no-untyped-def]
+    return f"[{ref_label(r)}]({r.url}) {ref_detail(r)}"
 
 
 def finding_markdown(f: Finding, heading: str = "##") -> str:
