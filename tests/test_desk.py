@@ -14,6 +14,7 @@ import pytest
 
 pytest.importorskip("starlette", reason="the desk extra is not installed")
 from starlette.testclient import TestClient
+from test_cli import SEED_CMD, SEED_SNIPPET  # the seed case's error lines and command line
 
 from llamadiag.desk.app import create_app
 from llamadiag.desk.service import Desk
@@ -23,14 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 SEED_LOG = (ROOT / "sample_logs" / "seed-b11503-lv4.log").read_text()
 NEAR_MISS = (ROOT / "sample_logs" / "nearmiss-positions-parallel-slots.log").read_text()
 SEED_VERSION = "version: 11503 (d41c07e2b)\nbuilt with GNU 14.2.0 for Linux x86_64"
-SEED_CMD = "llama-server -m g.gguf --mmproj mmproj-F16.gguf --spec-type draft-mtp --spec-draft-n-max 3"
-SNIPPET = """\
-0.41.772.010 E init: the tokens of sequence 3 in the input batch have inconsistent sequence positions:
- - the last position stored in the memory module of the context (i.e. the KV cache) for sequence 3 is X = 17
- - the tokens for sequence 3 in the input batch have a starting position of Y = 942
- it is required that the sequence positions remain consecutive: Y = X + 1
-0.41.772.031 E srv        decode: failed to process speculative batch
-"""
 SEED_RULE = "spec-vision-draft-position-gap"
 
 
@@ -73,7 +66,7 @@ def test_form_post_renders_the_report(client: TestClient) -> None:
 
 
 def test_form_uses_version_and_cmdline_fields(client: TestClient) -> None:
-    r = client.post("/", data={"log": SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD})
+    r = client.post("/", data={"log": SEED_SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD})
     assert r.status_code == 200
     assert "Confirmed" in r.text and "build b11503" in r.text
 
@@ -85,7 +78,9 @@ def test_near_miss_is_not_the_seed_case(client: TestClient) -> None:
 
 
 def test_pasted_markup_is_escaped(client: TestClient) -> None:
-    hostile = SNIPPET + '0.41.772.040 E srv  update_slots: <script>alert(1)</script> "><img src=x onerror=alert(2)>\n'
+    hostile = (
+        SEED_SNIPPET + '0.41.772.040 E srv  update_slots: <script>alert(1)</script> "><img src=x onerror=alert(2)>\n'
+    )
     r = client.post("/", data={"log": hostile, "cmdline": "llama-server --alias '<b>x</b>'"})
     assert r.status_code == 200
     assert "<script>alert(1)" not in r.text and "<img src=x" not in r.text and "<b>x</b>" not in r.text
@@ -94,12 +89,12 @@ def test_pasted_markup_is_escaped(client: TestClient) -> None:
 
 # -- the JSON API ----------------------------------------------------------------------
 def test_api_explain_is_the_json_of_explain(client: TestClient, tmp_path: Path) -> None:
-    body = {"log": SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD}
+    body = {"log": SEED_SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD}
     r = client.post("/api/explain", json=body)
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
     api = r.json()
     log = tmp_path / "server.log"
-    log.write_text(SNIPPET)
+    log.write_text(SEED_SNIPPET)
     cli = subprocess.run(
         [sys.executable, "-m", "llamadiag", "explain", str(log), "--format", "json",
          "--version-text", SEED_VERSION, "--cmdline", SEED_CMD],
@@ -162,7 +157,7 @@ def test_limit_holds_without_content_length(small: TestClient) -> None:
 
     r = small.post("/api/explain", content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413 and "request too large" in r.json()["error"]
-    under = small.post("/api/explain", json={"log": SNIPPET})
+    under = small.post("/api/explain", json={"log": SEED_SNIPPET})
     assert under.status_code == 200
 
 
@@ -178,7 +173,7 @@ def test_nothing_pasted_reaches_disk_or_log(
     marker = "PASTE-MARKER-7f3a"
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where Starlette would spool an upload
     caplog.set_level(logging.INFO, logger="llamadiag.desk.access")
-    big_text = (SNIPPET + marker + "\n") * 3_000  # over 1 MB: past Starlette's in-memory spool size
+    big_text = (SEED_SNIPPET + marker + "\n") * 3_000  # over 1 MB: past Starlette's in-memory spool size
     assert client.post("/", data={"log": big_text}).status_code == 200
     assert client.post("/", files={"log": ("server.log", big_text.encode())}).status_code == 400
     assert client.post("/api/explain", json={"log": big_text}).status_code == 200
