@@ -26,8 +26,6 @@ from llamadiag.patterns import compile_pattern
 from llamadiag.rulemodel import Condition, Confidence, Rule
 from llamadiag.templates import derive_all, render, render_with_fallback
 
-VERSION_QUESTION = "Run `llama-server --version` and give its output (builds before b{fixed} lack the fix)."
-
 
 @dataclass
 class RuleHits:
@@ -89,6 +87,7 @@ def _condition_name(cond: Condition) -> str:
 
 
 def assess(
+    version_question: str,
     rule: Rule,
     run_index: int,
     hits: RuleHits,
@@ -161,7 +160,7 @@ def assess(
         known_before = hi_v is not None and hi_v < versions.fixed_in
         if not (known_past or known_before):
             # whether the user's build has the fix is itself an open condition
-            questions.append(VERSION_QUESTION.format(fixed=versions.fixed_in))
+            questions.append(version_question.format(fixed=versions.fixed_in))
             if confidence is Confidence.confirmed:
                 confidence = Confidence.likely
 
