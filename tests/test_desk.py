@@ -78,13 +78,27 @@ def test_near_miss_is_not_the_seed_case(client: TestClient) -> None:
 
 
 def test_pasted_markup_is_escaped(client: TestClient) -> None:
-    hostile = (
-        SEED_SNIPPET + '0.41.772.040 E srv  update_slots: <script>alert(1)</script> "><img src=x onerror=alert(2)>\n'
-    )
-    r = client.post("/", data={"log": hostile, "cmdline": "llama-server --alias '<b>x</b>'"})
+    hostile = SEED_SNIPPET.replace("failed to process", "<script>alert(1)</script> failed to process")
+    r = client.post("/", data={"log": hostile, "cmdline": SEED_CMD + " --alias '<b>x</b>' -m '\"><img src=x>'"})
     assert r.status_code == 200
     assert "<script>alert(1)" not in r.text and "<img src=x" not in r.text and "<b>x</b>" not in r.text
-    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in r.text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; failed to process speculative batch" in r.text  # in the evidence
+    bad = client.post("/", data={"log": "", "version_text": "<script>alert(3)</script>\x00\x01\x02"})
+    assert bad.status_code == 400 and "<script>alert(3)" not in bad.text  # echoed for correction, escaped
+
+
+def test_redacted_before_rendering(client: TestClient) -> None:
+    key = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
+    cmdline = f"llama-server -m /home/alice/models/glm.gguf --mmproj mmproj-F16.gguf --api-key {key} --spec-type draft-mtp"
+    page = client.post("/", data={"log": SEED_LOG, "cmdline": cmdline})
+    api = client.post("/api/explain", json={"log": SEED_LOG, "cmdline": cmdline})
+    assert page.status_code == api.status_code == 200
+    for text in (page.text, api.text):
+        assert key not in text and "/home/alice" not in text and "192.168.1.23" not in text
+    assert "Redacted:" in page.text and "Best-effort: review before sharing." in page.text
+    counts = api.json()["redaction"]["counts"]
+    assert counts and all(n > 0 for n in counts.values())
+    assert api.json()["findings"][0]["rule_id"] == SEED_RULE  # redaction did not change the diagnosis
 
 
 # -- the JSON API ----------------------------------------------------------------------
@@ -125,18 +139,42 @@ def test_api_explain_bad_input_is_a_clear_400(client: TestClient) -> None:
 
 def test_api_lookup(client: TestClient) -> None:
     r = client.get("/api/lookup", params={"q": "decode: failed to process speculative batch"})
-    assert r.status_code == 200
-    results = r.json()["results"]
-    assert results[0]["rule_id"] == SEED_RULE
-    assert {"rule_id", "title", "score", "why", "references", "fixed_in", "affects_build"} <= set(results[0])
-    empty = client.get("/api/lookup", params={"q": "   "})
-    assert empty.status_code == 400 and "empty query" in empty.json()["error"]
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    data = r.json()
+    best = data["results"][0]
+    assert best["rule_id"] == SEED_RULE and best["why"]
+    assert {"rule_id", "title", "score", "why", "references", "fixed_in", "affects_build"} <= set(best)
+    assert "redaction" in data
+
+
+def test_api_lookup_with_build_and_flags(client: TestClient) -> None:
+    """Before anything fails: which known issues affect this build with these flags?"""
+    params = {"q": "", "build": "b11502", "cmdline": "llama-server -m m.gguf --mmproj p.gguf --spec-type draft-mtp"}
+    best = client.get("/api/lookup", params=params).json()["results"][0]
+    assert (best["rule_id"], best["affects_build"], best["fixed_in"]) == (SEED_RULE, True, 11548)
+    fixed = client.get("/api/lookup", params=params | {"build": "11721"}).json()["results"]
+    assert next(r for r in fixed if r["rule_id"] == SEED_RULE)["affects_build"] is False
+
+
+def test_api_lookup_bad_queries(client: TestClient) -> None:
+    for params, message in [
+        ({"q": "   "}, "the query is empty"),
+        ({"q": "!!! ??? ..."}, "no letters or digits"),
+        ({"q": "x", "build": "eleven"}, "is not a build number"),
+        ({"q": "\x00\x01\x02\x03"}, "looks like binary data"),
+    ]:
+        r = client.get("/api/lookup", params=params)
+        assert r.status_code == 400 and message in r.json()["error"], (params, r.text)
 
 
 def test_lookup_on_the_page(client: TestClient) -> None:
-    r = client.get("/", params={"q": "failed to process speculative batch"})
+    r = client.get("/", params={"q": "#30204"})
     assert r.status_code == 200
-    assert SEED_RULE in r.text and 'id="md-lookup"' in r.text
+    assert f"<code>{SEED_RULE}</code>" in r.text and "Why it matches" in r.text
+    assert 'href="https://github.com/ggml-org/llama.cpp/pull/30257"' in r.text
+    assert 'id="md-lookup"' in r.text
+    bad = client.get("/", params={"q": "?!"})
+    assert bad.status_code == 400 and "the query could not be read" in bad.text
 
 
 # -- limits ----------------------------------------------------------------------------

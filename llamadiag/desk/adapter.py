@@ -1,52 +1,49 @@
-"""The desk's one door to `lookup` and redaction, which live in their own modules.
+"""The desk's one door to `lookup` and redaction (llamadiag.lookup, llamadiag.redact).
 
-TEMPORARY: until llamadiag.lookup and llamadiag.redact are merged, lookup answers from the
-rule signatures alone (a pasted error is a log line) and redaction is reported as not applied.
+Both answers are redacted before anything is rendered: the report (evidence lines, facts,
+flags) and the lookup response (the query's flags and notes can quote a pasted command line).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Any
 
-from llamadiag.analyze import Analyzer
 from llamadiag.findings import Report
 from llamadiag.knowledge import Knowledge
-from llamadiag.reader import read_text
+from llamadiag.lookup import LookupResponse
+from llamadiag.lookup import lookup as run_lookup
+from llamadiag.redact import RedactionSummary, Redactor, redact_report
 
 
 @dataclass
 class Redacted:
     report: Report
-    note: str  # the closing line: what was redacted and how many times
+    summary: RedactionSummary
+
+    def json(self) -> str:
+        """The same JSON as `llamadiag explain --format json`: the report and what was redacted."""
+        data = json.loads(self.report.model_dump_json(exclude={"ruled_out"}))
+        return json.dumps(data | {"redaction": self.summary.model_dump()}, indent=2)
 
 
 @dataclass
 class Looked:
-    data: dict[str, Any]  # the JSON of `lookup --format json`
-    markdown: str
+    response: LookupResponse  # redacted
+    summary: RedactionSummary
+
+    def json(self) -> str:
+        """The same JSON as `llamadiag lookup --format json`."""
+        return json.dumps(self.response.model_dump(mode="json") | {"redaction": self.summary.model_dump()}, indent=2)
 
 
-def redact_report(report: Report) -> Redacted:
-    return Redacted(report, "redaction not applied (llamadiag.redact missing)")
+def redact(report: Report) -> Redacted:
+    return Redacted(*redact_report(report))
 
 
-def lookup(k: Knowledge, query: str) -> Looked:
-    analyzer = Analyzer(k)
-    for block in read_text(query):
-        analyzer.feed(block)
-    report = analyzer.report({"name": "query"})
-    results = [
-        {
-            "rule_id": f.rule_id,
-            "title": f.title,
-            "score": 1.0,
-            "why": "signature matched the pasted text",
-            "references": [{"kind": r.kind, "id": r.id, "role": r.role} for r in f.references],
-            "fixed_in": f.fixed_in,
-            "affects_build": None,
-        }
-        for f in report.findings
-    ]
-    md = "\n".join(f"- `{r['rule_id']}`: {r['title']}" for r in results) or "No known issue matched."
-    return Looked({"results": results}, md + "\n")
+def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | None = None) -> Looked:
+    response = run_lookup(k, query, build=build, cmdline=cmdline)
+    redactor = Redactor()
+    redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs
+    clean = redactor.model(response)
+    return Looked(clean, redactor.summary())

@@ -3,7 +3,7 @@
 GET  /                 the page; with ?q=... it also shows the lookup results
 POST /                 the form (log, version_text, cmdline) -> the report on the page
 POST /api/explain      JSON {"log", "version_text", "cmdline"} -> the JSON of `explain --format json`
-GET  /api/lookup?q=... the JSON of `lookup --format json`
+GET  /api/lookup?q=... the JSON of `lookup --format json` (also &build=N, &cmdline=...)
 GET  /healthz          "ok"
 """
 
@@ -24,9 +24,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from llamadiag import __version__
+from llamadiag.desk.adapter import Looked
 from llamadiag.desk.guard import Guard, Scope
 from llamadiag.desk.service import FIELDS, BadInput, Desk, fields_from_json, size_message
-from llamadiag.render_markdown import CONF_WORDS, ref_detail, ref_label
+from llamadiag.render_markdown import CONF_WORDS, ref_detail, ref_label, run_summary
 
 HERE = Path(__file__).parent
 
@@ -35,6 +36,7 @@ def _environment() -> Environment:
     env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True)  # pasted text is echoed back
     env.filters["ref_label"] = ref_label
     env.filters["ref_detail"] = ref_detail
+    env.filters["run_summary"] = run_summary
     env.globals["conf_words"] = CONF_WORDS
     return env
 
@@ -72,13 +74,16 @@ class DeskApp:
 
     # -- routes ---------------------------------------------------------------------
     async def index(self, request: Request) -> Response:
-        q = request.query_params.get("q", "")
-        if not q:
+        params = request.query_params
+        q = params.get("q", "")
+        if not (q or params.get("build") or params.get("cmdline")):
             return self.page()
         try:
-            looked = await run_in_threadpool(self.desk.lookup, q)
+            looked = await run_in_threadpool(self._lookup, request)
         except BadInput as exc:
             return self.page(exc.status, q=q, error=exc.message)
+        if looked.response.error:
+            return self.page(400, q=q, error=f"the query could not be read: {looked.response.error}")
         return self.page(q=q, looked=looked)
 
     async def submit(self, request: Request) -> Response:
@@ -90,7 +95,8 @@ class DeskApp:
             explained = await run_in_threadpool(self.desk.explain, fields)
         except BadInput as exc:
             return self.page(exc.status, fields=fields, error=exc.message)
-        return self.page(fields=fields, explained=explained)
+        # the result is redacted; the raw paste is not shown again (the form is ready for the next ticket)
+        return self.page(explained=explained)
 
     async def api_explain(self, request: Request) -> Response:
         try:
@@ -98,14 +104,19 @@ class DeskApp:
             explained = await run_in_threadpool(self.desk.explain, fields)
         except BadInput as exc:
             return _json_error(exc)
-        return Response(explained.json(), media_type="application/json")
+        return Response(explained.redacted.json(), media_type="application/json")
 
     async def api_lookup(self, request: Request) -> Response:
         try:
-            looked = await run_in_threadpool(self.desk.lookup, request.query_params.get("q", ""))
+            looked = await run_in_threadpool(self._lookup, request)
         except BadInput as exc:
             return _json_error(exc)
-        return Response(json.dumps(looked.data, indent=2), media_type="application/json")
+        status = 400 if looked.response.error else 200
+        return Response(looked.json(), status_code=status, media_type="application/json")
+
+    def _lookup(self, request: Request) -> Looked:
+        p = request.query_params
+        return self.desk.lookup(p.get("q", ""), p.get("build", ""), p.get("cmdline", ""))
 
     async def _form_fields(self, request: Request) -> dict[str, str]:
         try:

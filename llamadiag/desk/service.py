@@ -30,13 +30,12 @@ class BadInput(Exception):
 
 @dataclass
 class Explained:
-    report: Report  # redacted
+    redacted: adapter.Redacted
     markdown: str
-    redaction: str
 
-    def json(self) -> str:
-        """The same JSON as `llamadiag explain --format json`."""
-        return self.report.model_dump_json(indent=2, exclude={"ruled_out"})
+    @property
+    def report(self) -> Report:
+        return self.redacted.report
 
 
 @dataclass
@@ -67,14 +66,17 @@ class Desk:
                 raise BadInput(f"{exc}: paste the text of the log") from None
         info = {"name": read.name, "lines": read.lines, "bytes": read.bytes_read, "encoding": read.encoding}
         report = analyzer.report(info, read.notes())
-        redacted = adapter.redact_report(report)
-        return Explained(redacted.report, report_markdown(redacted.report, redacted.note), redacted.note)
+        redacted = adapter.redact(report)  # before anything is rendered
+        return Explained(redacted, report_markdown(redacted.report, redacted.summary.line()))
 
-    def lookup(self, query: str) -> adapter.Looked:
-        if not query.strip():
-            raise BadInput("empty query: give an error line, an issue or PR number, a rule id or a few words")
+    def lookup(self, query: str, build: str = "", cmdline: str = "") -> adapter.Looked:
+        """Lookup's own checks answer an empty, punctuation-only or binary query (`error`)."""
         _check_side_field("query", query)
-        return adapter.lookup(self.knowledge, query)
+        _check_side_field(LABELS["cmdline"], cmdline)
+        number = build.strip().lstrip("bB")
+        if number and not number.isdigit():
+            raise BadInput(f"build {build!r} is not a build number (like 11503 or b11503)")
+        return adapter.lookup(self.knowledge, query, int(number) if number else None, cmdline.strip() or None)
 
 
 def _check_side_field(label: str, value: str) -> None:
