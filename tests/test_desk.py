@@ -89,7 +89,9 @@ def test_pasted_markup_is_escaped(client: TestClient) -> None:
 
 def test_redacted_before_rendering(client: TestClient) -> None:
     key = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
-    cmdline = f"llama-server -m /home/alice/models/glm.gguf --mmproj mmproj-F16.gguf --api-key {key} --spec-type draft-mtp"
+    cmdline = (
+        f"llama-server -m /home/alice/models/glm.gguf --mmproj mmproj-F16.gguf --api-key {key} --spec-type draft-mtp"
+    )
     page = client.post("/", data={"log": SEED_LOG, "cmdline": cmdline})
     api = client.post("/api/explain", json={"log": SEED_LOG, "cmdline": cmdline})
     assert page.status_code == api.status_code == 200
