@@ -58,6 +58,7 @@ class PseudonymPattern(Strict):
 class RedactionSpec(Strict):
     secrets: list[SecretPattern]
     keep_secret: list[str] = Field(default_factory=list)
+    secret_keys: list[str] = Field(default_factory=list)
     secret_facts: list[str] = Field(default_factory=list)
     content: ContentSpec
     paths: list[str] = Field(default_factory=list)
@@ -125,6 +126,7 @@ class _Compiled:
         self.pseudonyms = [(p.kind, _compile(p.regex)) for p in spec.pseudonyms]
         self.keep_values = {v.lower() for v in spec.keep_values}
         self.keep_user = set(spec.keep_user)
+        self.secret_keys = {k.lower() for k in spec.secret_keys}
 
 
 _COMPILED: dict[int, tuple[RedactionSpec, _Compiled]] = {}
@@ -179,10 +181,16 @@ class Redactor:
         if isinstance(obj, str):
             return self.text(obj)
         if isinstance(obj, dict):
-            return {k: self.value(v) for k, v in obj.items()}
+            return {k: self._keyed(k, v) for k, v in obj.items()}
         if isinstance(obj, list | tuple):
             return type(obj)(self.value(v) for v in obj)
         return obj
+
+    def _keyed(self, key: Any, value: Any) -> Any:
+        if isinstance(value, str) and str(key).lower() in self.c.secret_keys and not self._keep_secret(value):
+            self._count("api-key")
+            return "[REDACTED:api-key]"
+        return self.value(value)
 
     def model(self, m: M) -> M:
         if not self.enabled:
@@ -198,7 +206,9 @@ class Redactor:
                     if value and len(value) >= 8 and not self._keep_secret(value):
                         self.add_secret(value)
         elif isinstance(obj, dict):
-            for v in obj.values():
+            for key, v in obj.items():
+                if isinstance(v, str) and str(key).lower() in self.c.secret_keys and not self._keep_secret(v):
+                    self.add_secret(v)
                 self.learn(v)
         elif isinstance(obj, list | tuple):
             for v in obj:
