@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -104,23 +105,34 @@ def test_redacted_before_rendering(client: TestClient) -> None:
 
 
 # -- the JSON API ----------------------------------------------------------------------
+def _cli_json(*args: str) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-m", "llamadiag", *args, "--format", "json"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+    )  # fmt: skip
+    return json.loads(out.stdout)
+
+
 def test_api_explain_is_the_json_of_explain(client: TestClient, tmp_path: Path) -> None:
-    body = {"log": SEED_SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD}
-    r = client.post("/api/explain", json=body)
+    cmdline = SEED_CMD + " --api-key sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
+    r = client.post("/api/explain", json={"log": SEED_LOG, "version_text": SEED_VERSION, "cmdline": cmdline})
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
     api = r.json()
     log = tmp_path / "server.log"
-    log.write_text(SEED_SNIPPET)
-    cli = subprocess.run(
-        [sys.executable, "-m", "llamadiag", "explain", str(log), "--format", "json",
-         "--version-text", SEED_VERSION, "--cmdline", SEED_CMD],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
-    )  # fmt: skip
-    expected = json.loads(cli.stdout)
+    log.write_text(SEED_LOG)
+    expected = _cli_json("explain", str(log), "--version-text", SEED_VERSION, "--cmdline", cmdline)
     assert set(api) == set(expected)
-    assert api["findings"] == expected["findings"] and api["runs"] == expected["runs"]
+    assert {k: v for k, v in api.items() if k != "input"} == {k: v for k, v in expected.items() if k != "input"}
+    assert api["redaction"]["counts"]  # the same redaction as the CLI, and some was needed
     f = api["findings"][0]
     assert (f["rule_id"], f["confidence"], f["fixed_in"]) == (SEED_RULE, "confirmed", 11548)
+
+
+def test_api_lookup_is_the_json_of_lookup(client: TestClient) -> None:
+    query = "images fail with MTP b11502"
+    api = client.get("/api/lookup", params={"q": query, "cmdline": SEED_CMD}).json()
+    assert api == _cli_json("lookup", query, "--cmdline", SEED_CMD)
+    assert api["results"][0]["rule_id"] == SEED_RULE
 
 
 def test_api_explain_bad_input_is_a_clear_400(client: TestClient) -> None:
@@ -236,3 +248,19 @@ def test_a_crash_is_a_clean_500_without_the_message(
     r = client.post("/api/explain", json={"log": "hunter2"})
     assert r.status_code == 500 and r.json() == {"error": "internal error (ValueError); nothing was kept"}
     assert "hunter2" not in caplog.text and "Traceback" not in caplog.text
+
+
+def test_busy_port_is_a_one_line_error() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)
+        port = busy.getsockname()[1]
+        out = subprocess.run(
+            [sys.executable, "-m", "llamadiag", "desk", "--port", str(port)],
+            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120,
+        )  # fmt: skip
+    assert out.returncode == 2
+    assert (
+        out.stderr.strip()
+        == f"llamadiag: cannot listen on 127.0.0.1:{port}: Address already in use; choose another --port"
+    )

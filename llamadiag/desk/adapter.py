@@ -9,11 +9,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from llamadiag import __version__
 from llamadiag.findings import Report
 from llamadiag.knowledge import Knowledge
 from llamadiag.lookup import LookupResponse
 from llamadiag.lookup import lookup as run_lookup
 from llamadiag.redact import RedactionSummary, Redactor, redact_report
+from llamadiag.render_lookup import lookup_markdown
 
 
 @dataclass
@@ -31,6 +33,7 @@ class Redacted:
 class Looked:
     response: LookupResponse  # redacted
     summary: RedactionSummary
+    markdown: str  # the same as `llamadiag lookup --format markdown`
 
     def json(self) -> str:
         """The same JSON as `llamadiag lookup --format json`."""
@@ -45,5 +48,6 @@ def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | No
     response = run_lookup(k, query, build=build, cmdline=cmdline)
     redactor = Redactor()
     redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs
-    clean = redactor.model(response)
-    return Looked(clean, redactor.summary())
+    clean, summary = redactor.model(response), redactor.summary()
+    versions = f"llamadiag {__version__}, rules {k.digest}"
+    return Looked(clean, summary, lookup_markdown(clean, versions, summary.line()))

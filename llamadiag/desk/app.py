@@ -140,6 +140,10 @@ async def _healthz(request: Request) -> Response:
     return PlainTextResponse("ok")
 
 
+async def _no_icon(request: Request) -> Response:
+    return Response(status_code=204)  # browsers ask for one; an empty answer keeps the log quiet
+
+
 def create_app(desk: Desk) -> Guard:
     """The ASGI app, wrapped in the guard (size cap, headers, access log of paths)."""
     view = DeskApp(desk)
@@ -150,6 +154,7 @@ def create_app(desk: Desk) -> Guard:
             Route("/api/explain", view.api_explain, methods=["POST"]),
             Route("/api/lookup", view.api_lookup, methods=["GET"]),
             Route("/healthz", _healthz, methods=["GET"]),
+            Route("/favicon.ico", _no_icon, methods=["GET"]),
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         exception_handlers={Exception: view.crashed},
