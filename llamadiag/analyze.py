@@ -283,9 +283,7 @@ class Analyzer:
                     last_line=run.last_line,
                     startup_seen=run.startup_seen,
                     facts=_facts_for_output(facts),
-                    fact_sources={
-                        k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in sorted(facts.items())
-                    },
+                    fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
                     stats=run.stats.summary(),
                 )
             )

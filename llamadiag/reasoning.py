@@ -182,24 +182,12 @@ def assess(
         summary=rule.summary.strip(),
         evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
         values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
-        facts_used={k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in used.items()},
+        facts_used={k: FactUse.of(v) for k, v in used.items()},
         conditions=cond_out,
         count=hits.count,
         first_line=match.first,
         last_line=hits.last_line,
-        references=[
-            ReferenceOut(
-                kind=r.kind,
-                id=r.id,
-                role=r.role,
-                build=r.build,
-                title=r.title,
-                url=r.url,
-                confirmed=r.confirmed,
-                note=r.note,
-            )
-            for r in rule.references
-        ],
+        references=[ReferenceOut(**r.model_dump(), url=r.url) for r in rule.references],
         fixed_in=versions.fixed_in,
         introduced_in=versions.introduced_in,
         version_status=status,

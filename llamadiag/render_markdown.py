@@ -43,8 +43,8 @@ def code(command: str) -> str:
 
 
 def ref_label(r: Any) -> str:
-    """`issue #123`, `PR #456`, `commit abc`: the link text of a reference."""
-    return f"{LABELS.get(r.kind, '')}{r.id}"
+    """`#30204`, `PR #30257`, `commit abc`, another repository's by name: the link text of a reference."""
+    return getattr(r, "label", None) or f"{LABELS.get(r.kind, '')}{r.id}"
 
 
 def ref_detail(r: Any) -> str:
