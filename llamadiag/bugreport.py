@@ -24,8 +24,17 @@ from llamadiag.render_markdown import esc, fence
 from llamadiag.templating import LineTemplate
 
 MAX_LOG_LINES = 40
-OS_WORDS = [("windows", "Windows"), ("win", "Windows"), ("msvc", "Windows"), ("darwin", "Mac"), ("apple", "Mac"),
-            ("mac", "Mac"), ("linux", "Linux"), ("android", "Android"), ("freebsd", "BSD")]  # fmt: skip
+OS_WORDS = [
+    ("windows", "Windows"),
+    ("win", "Windows"),
+    ("msvc", "Windows"),
+    ("darwin", "Mac"),
+    ("apple", "Mac"),
+    ("mac", "Mac"),
+    ("linux", "Linux"),
+    ("android", "Android"),
+    ("freebsd", "BSD"),
+]
 WRAPPER_OS = {"journald": "Linux", "journald-json": "Linux", "powershell-error": "Windows", "cri": "Linux"}
 
 
@@ -66,13 +75,17 @@ def _version(f: dict[str, Any], questions: list[str]) -> str:
         return "unknown: the log does not show it (run `llama-server --version`)" + (
             f"; the log's shape says {f['era']}" if "era" in f else ""
         )
-    head = f"version: {f['semver']} (build {f['build']}, commit {f.get('commit', '?')})" if "semver" in f else (
-        f"version: {f['build']} ({f.get('commit', 'unknown')})"
+    head = (
+        f"version: {f['semver']} (build {f['build']}, commit {f.get('commit', '?')})"
+        if "semver" in f
+        else (f"version: {f['build']} ({f.get('commit', 'unknown')})")
     )
     if "compiler" in f or "target" in f:
         head += f"\nbuilt with {f.get('compiler', '?')} for {f.get('target', '?')}"
     if f.get("version_usable") is False:
-        questions.append("The version line is not a mainline build (fork, distro or git-less build): which source is it?")
+        questions.append(
+            "The version line is not a mainline build (fork, distro or git-less build): which source is it?"
+        )
     return head
 
 
@@ -92,8 +105,12 @@ def _hardware(f: dict[str, Any], questions: list[str]) -> str:
     parts = []
     if f.get("devices"):
         parts.append("Devices: " + _list(f["devices"]))
-    for key, label in (("compute_capability", "compute capability"), ("vulkan_driver", "Vulkan driver"),
-                       ("device_total_mib", "device memory MiB"), ("linux_kernel", "kernel")):  # fmt: skip
+    for key, label in (
+        ("compute_capability", "compute capability"),
+        ("vulkan_driver", "Vulkan driver"),
+        ("device_total_mib", "device memory MiB"),
+        ("linux_kernel", "kernel"),
+    ):
         if f.get(key) not in (None, [], ""):
             parts.append(f"{label}: {_list(f[key])}")
     questions.append("Which CPU and how much RAM; for GPUs, the driver version (nvidia-smi, vulkaninfo --summary)?")
@@ -119,22 +136,45 @@ def _problem(f: dict[str, Any], templates: list[LineTemplate], questions: list[s
         shown = first.template.replace("`", "'")
         lines.append(f"llama-server logs `{shown}` ({first.count}×, first at line {first.first_line}).")
     else:
-        lines.append("The log shows no warning or error line: describe what goes wrong (a hang, a wrong answer, a crash with no message).")
+        lines.append(
+            "The log shows no warning or error line: describe what goes wrong "
+            "(a hang, a wrong answer, a crash with no message)."
+        )
     flags = f.get("flags") or {}
     if flags:
         cmd = " ".join(f"--{k}" + ("" if v is True else f" {v}") for k, v in flags.items())
         lines += ["", "Command line (as parsed from the log or given):", "", fence(f"llama-server {cmd}", "sh")]
     else:
         questions.append("What is the full llama-server command line (or the LLAMA_ARG_* variables)?")
-    setup = [f"{k} = {_list(f[k])}" for k in ("n_ctx", "n_slots", "n_batch", "n_ubatch", "flash_attn", "spec_type",
-                                              "n_gpu_layers", "cache_type_k", "cache_type_v") if k in f]  # fmt: skip
+    setup = [
+        f"{k} = {_list(f[k])}"
+        for k in (
+            "n_ctx",
+            "n_slots",
+            "n_batch",
+            "n_ubatch",
+            "flash_attn",
+            "spec_type",
+            "n_gpu_layers",
+            "cache_type_k",
+            "cache_type_v",
+        )
+        if k in f
+    ]
     if setup:
         lines += ["", "Setup from the log: " + ", ".join(setup) + "."]
     start = "the command line above" if flags else "your full command line"
-    lines += ["", "Steps to reproduce:", "", f"1. Start llama-server with {start}.",
-              "2. Send the request that fails (give a minimal curl command or request body).",
-              "3. The error above appears in the log."]  # fmt: skip
-    questions.append("Which request triggers it (endpoint, streaming or not, images or tools), and does it happen every time?")
+    lines += [
+        "",
+        "Steps to reproduce:",
+        "",
+        f"1. Start llama-server with {start}.",
+        "2. Send the request that fails (give a minimal curl command or request body).",
+        "3. The error above appears in the log.",
+    ]
+    questions.append(
+        "Which request triggers it (endpoint, streaming or not, images or tools), and does it happen every time?"
+    )
     return "\n".join(lines)
 
 
@@ -159,7 +199,7 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         first_bad_commit="unknown. If an older build worked, give it; `git bisect` between the two finds the commit.",
         log_output="\n".join(log_lines) or "(no warning or error lines: attach the whole log, started with -lv 4)",
         templates=templates,
-        questions=questions + ["Did an older build work? Which one (for First Bad Commit)?"],
+        questions=[*questions, "Did an older build work? Which one (for First Bad Commit)?"],
         known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
     )
     r.learn(report.model_dump())

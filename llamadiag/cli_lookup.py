@@ -95,7 +95,7 @@ def report(
 
     k = load(rules)
     collector = UnmatchedCollector([r.rule.id for r in k.rules])
-    rep, analyzer, read_report = analyze_source(
+    rep, _, read_report = analyze_source(
         k, source, cmdline, version_text, build, every_line=True, on_entry=collector.observe
     )
     redactor = redactor_for(no_redact)

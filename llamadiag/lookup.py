@@ -26,30 +26,23 @@ from pydantic import BaseModel, Field
 
 from llamadiag.analyze import Analyzer
 from llamadiag.cmdline import FlagTable
-from llamadiag.findings import StepOut, WorkaroundOut
+from llamadiag.findings import ReferenceOut, StepOut, WorkaroundOut
 from llamadiag.knowledge import Knowledge
 from llamadiag.lookup_query import parse_query
 from llamadiag.lookup_rank import Candidate, rank
 from llamadiag.reader import read_text
+from llamadiag.reasoning import reference_out, steps_out, workarounds_out
 from llamadiag.rulemodel import Rule
-from llamadiag.templates import render, render_with_fallback
-
-
-class RefOut(BaseModel):
-    kind: str
-    id: str
-    role: str
-    build: int | None = None
-    title: str | None = None
-    url: str
 
 
 class LookupResult(BaseModel):
     rule_id: str
     title: str
-    score: float = Field(description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, text below")
+    score: float = Field(
+        description="0-100; bands: 95+ named, 85+ signature, 70+ partial signature, 50+ applies, text below"
+    )
     why: list[str] = Field(description="Why this rule matched, strongest reason first.")
-    references: list[RefOut]
+    references: list[ReferenceOut]
     fixed_in: int | None = None
     introduced_in: int | None = None
     affects_build: bool | None = Field(
@@ -141,9 +134,7 @@ def _result(k: Knowledge, c: Candidate, facts: dict) -> LookupResult:
         title=rule.title,
         score=round(c.score, 1),
         why=c.why,
-        references=[
-            RefOut(kind=r.kind, id=r.id, role=r.role, build=r.build, title=r.title, url=r.url) for r in rule.references
-        ],
+        references=[reference_out(r) for r in rule.references],
         fixed_in=rule.versions.fixed_in,
         introduced_in=rule.versions.introduced_in,
         affects_build=c.affects_build,
@@ -154,16 +145,8 @@ def _result(k: Knowledge, c: Candidate, facts: dict) -> LookupResult:
         category=rule.category,
         summary=rule.summary.strip(),
         diagnosis=finding.diagnosis if finding else None,
-        remediation=finding.remediation
-        if finding
-        else [
-            StepOut(
-                text=render_with_fallback(s.text, s.fallback, scope).strip(),
-                command=render(s.command, scope)[0] if s.command else None,
-            )
-            for s in rule.remediation
-        ],
-        workarounds=[WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds],
+        remediation=finding.remediation if finding else steps_out(rule, scope),
+        workarounds=workarounds_out(rule),
         verification=[s.strip() for s in rule.verification.steps],
         questions=finding.questions if finding else c.questions,
     )

@@ -21,8 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from llamadiag.knowledge import Knowledge, builtin_rules_dir
-from llamadiag.rulemodel import Rule
-from llamadiag.rulemodel import Strict
+from llamadiag.rulemodel import Rule, Strict
 from llamadiag.yamlio import load_yaml, validate
 
 WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
@@ -39,6 +38,9 @@ FIELDS = {  # field: weight
     "remedy": 0.5,
 }
 K1, B = 1.2, 0.75
+HEADLINE = frozenset({"title", "id"})
+HEADLINE_BOOST = 1.5  # a word in the title says more than the same word deep in a long rule
+KEEP_WORDS = frozenset({"windows", "cuda", "metal", "rocm", "gguf", "jinja", "radeon", "status", "bus"})
 FUZZY_MIN = 0.8
 SYNONYM_WEIGHT = 0.6
 PREFIX_WEIGHT = 0.75
@@ -58,6 +60,8 @@ def _with_path(path: Path) -> tuple[Any, Path, Any]:
 
 def stem(word: str) -> str:
     """A light English stemmer: enough to meet 'images'/'image', 'failed'/'fails'/'fail'."""
+    if word in KEEP_WORDS:
+        return word
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"
     if len(word) > 5 and word.endswith("ing"):
@@ -90,7 +94,9 @@ def _trigrams(word: str) -> set[str]:
 @dataclass
 class TextHit:
     score: float
-    matched: dict[str, tuple[str, str, set[str]]] = field(default_factory=dict)  # query word -> (rule word, how, fields)
+    matched: dict[str, tuple[str, str, set[str]]] = field(
+        default_factory=dict
+    )  # query word -> (rule word, how, fields)
 
 
 class TextIndex:
@@ -133,7 +139,7 @@ class TextIndex:
         for syn in self.synonyms.get(word, []):
             if syn in self.idf and syn != word:
                 out.append((syn, SYNONYM_WEIGHT, "synonym"))
-        if word in self.idf or len(word) < 4:
+        if out or len(word) < 4:  # a known word (or one with synonyms) is not a typo
             return out
         grams = _trigrams(word)
         counts: Counter[str] = Counter()
@@ -154,6 +160,7 @@ class TextIndex:
         query = list(dict.fromkeys(words(text, self.stop)))
         hits: dict[str, TextHit] = {}
         expansions = {q: self.expand(q) for q in query}
+        asked = set(query)
         for i, rule_id in enumerate(self.ids):
             tf, norm = self.tf[i], K1 * (1 - B + B * self.length[i] / self.avg_length)
             total = 0.0
@@ -162,8 +169,10 @@ class TextIndex:
                 best, best_opt = 0.0, None
                 for w, weight, how in options:
                     f = tf.get(w)
-                    if f:
+                    if f and (how == "exact" or w not in asked):  # a synonym must not count a word twice
                         s = weight * self.idf[w] * f * (K1 + 1) / (f + norm)
+                        if self.fields[i][w] & HEADLINE:
+                            s *= HEADLINE_BOOST
                         if s > best:
                             best, best_opt = s, (w, how)
                 if best_opt is not None:

@@ -31,8 +31,11 @@ BUILD_PATTERNS = [
     re.compile(r"(?i)\bbuild[ :=#]+(\d{3,5})\b"),
 ]
 RULE_WORD = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
+COMMAND_START = re.compile(r"^\s*(?:[$#>]\s*)?(?:\S*llama-server\S*\s+)?--?[a-z]")
 LONG_FLAG = re.compile(r"(?<!\S)--[a-z][\w-]*")
-ERRORISH = re.compile(r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] ")
+ERRORISH = re.compile(
+    r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] "
+)
 
 
 @dataclass
@@ -70,10 +73,13 @@ def _unique(items: list[str]) -> list[str]:
 def parse_query(text: str, flag_table: FlagTable, allow_empty: bool = False) -> Query:
     q = Query(text=text)
     if looks_binary(text):
-        q.error = f"the query looks like binary data ({len(text.encode('utf-8', 'replace'))} bytes), not text: paste the log or error text"
+        size = len(text.encode("utf-8", "replace"))
+        q.error = f"the query looks like binary data ({size} bytes), not text: paste the log or error text"
         return q
     if len(text) > MAX_CHARS:
-        q.notes.append(f"the paste is {len(text) / 1e6:.1f} MB: only its first {MAX_CHARS // (1024 * 1024)} MiB were read")
+        q.notes.append(
+            f"the paste is {len(text) / 1e6:.1f} MB: only its first {MAX_CHARS // (1024 * 1024)} MiB were read"
+        )
         text = q.text = text[:MAX_CHARS]
     if not re.search(r"\w", text):
         if not allow_empty:
@@ -104,7 +110,9 @@ def _flag_lines(lines: list[str], flags: FlagTable) -> str:
     """Lines holding known llama-server flags, joined as one command line."""
     found = []
     for line in lines[:2000]:
-        if any(f in flags.by_alias or f in flags.by_old for f in LONG_FLAG.findall(line)):
+        known = [f for f in LONG_FLAG.findall(line) if f in flags.by_alias or f in flags.by_old]
+        # a flag named in an error message is not a command line: need two, or a line that starts with one
+        if len(known) >= 2 or (known and COMMAND_START.match(line)):
             found.append(line.strip())
     return " ".join(found)
 

@@ -22,14 +22,22 @@ from llamadiag.findings import Finding, Report
 from llamadiag.knowledge import Knowledge
 from llamadiag.lookup_index import text_index
 from llamadiag.lookup_query import Query
-from llamadiag.reasoning import check
+from llamadiag.reasoning import check, expected_text
 from llamadiag.rulemodel import Condition, Rule
 
 ROLE_SCORE = {"report": 98.0, "fix": 98.0, "cause": 93.0, "workaround": 92.0, "related": 90.0}
 CONFIDENCE_SCORE = {"confirmed": 95.0, "regression": 94.0, "likely": 92.0, "possible": 90.0}
-ROLE_WORDS = {"report": "its report", "fix": "its fix", "cause": "its cause", "related": "related", "workaround": "a workaround"}
+ROLE_WORDS = {
+    "report": "its report",
+    "fix": "its fix",
+    "cause": "its cause",
+    "related": "related",
+    "workaround": "a workaround",
+}
 KIND_LABEL = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #", "doc": ""}
 MAX_LINES = 20000
+TRUNCATED_LINES = 20  # the cut-paste check runs on short pastes only
+TRUNCATED_MIN = 12
 WORD_MIN = 0.3  # word matches below this share of the best one are dropped
 
 
@@ -108,7 +116,10 @@ def _signatures(report: Report, cand: Any) -> None:
         if c.finding is None:
             c.finding, c.values = f, dict(f.values)
         lines = f"line {f.first_line}" if f.first_line == f.last_line else f"lines {f.first_line}-{f.last_line}"
-        c.add(CONFIDENCE_SCORE.get(f.confidence, 90.0) - 0.01 * i, f"its signature matches the pasted {lines} ({f.confidence})")
+        c.add(
+            CONFIDENCE_SCORE.get(f.confidence, 90.0) - 0.01 * i,
+            f"its signature matches the pasted {lines} ({f.confidence})",
+        )
     for r in report.ruled_out:
         c = cand(r.rule_id)
         c.add(60.0, f"its signature matches pasted line {r.evidence_line}")
@@ -117,21 +128,42 @@ def _signatures(report: Report, cand: Any) -> None:
 
 
 def _partial(k: Knowledge, q: Query, analyzer: Analyzer, cands: dict[str, Candidate], cand: Any) -> None:
-    """Entries of multi-entry signatures found in the paste, for rules with no full match."""
-    seen: dict[tuple[int, int], dict[int, tuple[int, str]]] = {}
+    """Entries of signatures found in the paste, for rules with no full match. An entry counts
+    fully when its regex matches a line, half when only its literal occurs (an echo the regex
+    excludes), and 0.4 when a line ends in the literal's first 12+ characters (a cut paste)."""
+    credit: dict[tuple[int, int], dict[int, tuple[float, int, str]]] = {}
+
+    def give(key: tuple[int, int], entry_i: int, value: float, number: int, text: str) -> None:
+        entries = credit.setdefault(key, {})
+        if value > entries.get(entry_i, (0.0, 0, ""))[0]:
+            entries[entry_i] = (value, number, text)
+
     envelope = analyzer.envelope
+    texts: list[tuple[int, str]] = []
     for number, raw in enumerate(q.lines[:MAX_LINES], 1):
         line, _ = envelope.peel(number, raw)
         if line is None:
             continue
+        texts.append((number, line.text))
         for t in analyzer.index.targets(line.text):
-            if t.kind == "sig" and t.pattern.search(line.text):
+            if t.kind == "sig":
                 rule_i, sig_i, entry_i = t.ref
-                seen.setdefault((rule_i, sig_i), {}).setdefault(entry_i, (number, line.text))
-    best: dict[int, tuple[float, int, dict[int, tuple[int, str]]]] = {}
-    for (rule_i, sig_i), entries in seen.items():
-        total = len(k.rules[rule_i].rule.signatures[sig_i].entries)
-        share = len(entries) / total
+                if t.pattern.search(line.text):
+                    give((rule_i, sig_i), entry_i, 1.0, number, line.text)
+                elif len(t.literal) >= TRUNCATED_MIN:  # a short literal ("failed") says nothing alone
+                    give((rule_i, sig_i), entry_i, 0.5, number, line.text)
+    if len(texts) <= TRUNCATED_LINES:
+        for lit, targets in analyzer.index.by_literal.items():
+            if len(lit) <= TRUNCATED_MIN:
+                continue
+            for number, text in texts:
+                if any(text.endswith(lit[:m]) for m in range(len(lit) - 1, TRUNCATED_MIN - 1, -1)):
+                    for t in targets:
+                        if t.kind == "sig":
+                            give((t.ref[0], t.ref[1]), t.ref[2], 0.4, number, text)
+    best: dict[int, tuple[float, int, dict[int, tuple[float, int, str]]]] = {}
+    for (rule_i, sig_i), entries in credit.items():
+        share = sum(v for v, _, _ in entries.values()) / len(k.rules[rule_i].rule.signatures[sig_i].entries)
         if share > best.get(rule_i, (0.0, 0, {}))[0]:
             best[rule_i] = (share, sig_i, entries)
     for rule_i, (share, sig_i, entries) in best.items():
@@ -139,11 +171,12 @@ def _partial(k: Knowledge, q: Query, analyzer: Analyzer, cands: dict[str, Candid
         if rule.id in cands and cands[rule.id].finding is not None:
             continue
         sig = rule.signatures[sig_i]
-        number, text = min(entries.values())
+        _, number, text = min(entries.values(), key=lambda e: e[1])
         quoted = text if len(text) <= 100 else text[:97] + "..."
+        how = "matches" if all(v == 1.0 for v, _, _ in entries.values()) else "partly matches"
         cand(rule.id).add(
             72.0 + 12.0 * share,
-            f'pasted line {number} matches {len(entries)} of {len(sig.entries)} entries of its signature '
+            f"pasted line {number} {how} {len(entries)} of {len(sig.entries)} entries of its signature "
             f'{sig.name}: "{quoted}"',
         )
 
@@ -151,6 +184,7 @@ def _partial(k: Knowledge, q: Query, analyzer: Analyzer, cands: dict[str, Candid
 def _applicability(k: Knowledge, facts: dict[str, FactValue], cands: dict[str, Candidate], cand: Any) -> None:
     if not facts:
         return
+    absent = {f.name: f.flag for f in k.facts if f.flag}
     lo = facts["build_min"].value if "build_min" in facts else None
     hi = facts["build_max"].value if "build_max" in facts else None
     for loaded in k.rules:
@@ -161,16 +195,22 @@ def _applicability(k: Knowledge, facts: dict[str, FactValue], cands: dict[str, C
         false_at = next((c for c, s in zip(rule.conditions, states, strict=True) if s is False), None)
         excl = next((c for c in rule.exclusions if check(c, facts, {}) is True), None)
         status, affects, before_intro = version_verdict(rule, lo, hi)
-        known_true = sum(_specificity(c) for c, s in zip(rule.conditions, states, strict=True) if s)
+        known_true = sum(
+            _specificity(c) * (0.25 if _from_absence(c, facts, absent) else 1.0)
+            for c, s in zip(rule.conditions, states, strict=True)
+            if s
+        )
         windowed = affects is True and rule.versions.fixed_in is not None
         if rule.id not in cands and not known_true and not windowed:
             continue
         c = cand(rule.id)
         c.build_status, c.affects_build, c.known_true = status, affects, known_true
-        c.questions = [cond.question for cond, s in zip(rule.conditions, states, strict=True) if s is None and cond.question]
+        c.questions = [
+            cond.question for cond, s in zip(rule.conditions, states, strict=True) if s is None and cond.question
+        ]
         reasons = []
         if false_at is not None:
-            reasons.append(f"{_fact_text(false_at.fact, facts)}, but it needs {_needs(false_at)}")
+            reasons.append(f"{_fact_text(false_at.fact, facts)}, but it needs {expected_text(false_at)}")
         if excl is not None:
             reasons.append(f"{_fact_text(excl.fact, facts)}: {(excl.because or 'excluded').strip()}")
         if before_intro:
@@ -209,7 +249,11 @@ def version_verdict(rule: Rule, lo: int | None, hi: int | None) -> tuple[str, bo
     build = f"b{lo}" if lo is not None and lo == hi else None
     if lo is None and hi is None:
         if v.fixed_in is not None:
-            return f"Fixed in b{v.fixed_in}{by}; give the build (`llama-server --version`) to know whether it has the fix.", None, False
+            return (
+                f"Fixed in b{v.fixed_in}{by}; give the build (`llama-server --version`) to know if it has the fix.",
+                None,
+                False,
+            )
         return (v.fix_note or "No fixing build is known.").strip(), None, False
     if v.introduced_in is not None and hi is not None and hi < v.introduced_in:
         return f"Appeared in b{v.introduced_in}; {build or f'at most b{hi}'} predates it.", False, True
@@ -219,8 +263,22 @@ def version_verdict(rule: Rule, lo: int | None, hi: int | None) -> tuple[str, bo
     if lo is not None and lo >= v.fixed_in:
         return f"Fixed in b{v.fixed_in}{by}: {build or f'at least b{lo}'} already has the fix.", False, False
     if hi is not None and hi < v.fixed_in:
-        return f"Fixed in b{v.fixed_in}{by}; {build or f'at most b{hi}'} lacks it: upgrade to b{v.fixed_in} or later.", True, False
+        return (
+            f"Fixed in b{v.fixed_in}{by}; {build or f'at most b{hi}'} lacks it: upgrade to b{v.fixed_in} or later.",
+            True,
+            False,
+        )
     return f"Fixed in b{v.fixed_in}{by}; the build is between b{lo} and b{hi}, which does not settle it.", None, False
+
+
+def _from_absence(cond: Condition, facts: dict[str, FactValue], flag_of: dict[str, str]) -> bool:
+    """A fact known only because a flag or a startup line is missing: weak evidence in a query."""
+    if cond.fact is None:
+        return False
+    fact = facts.get(cond.fact)
+    if fact is None:
+        return False
+    return fact.source == "absent" or (cond.fact in flag_of and f"flag.{flag_of[cond.fact]}" not in facts)
 
 
 def _specificity(cond: Condition) -> float:
@@ -244,14 +302,6 @@ def _fact_text(name: str | None, facts: dict[str, FactValue]) -> str:
         fact.source, f"line {fact.line}" if fact.line else fact.source
     )
     return f"{name} = {fact.value} ({where})"
-
-
-def _needs(cond: Any) -> str:
-    for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
-        value = getattr(cond, name)
-        if value is not None:
-            return f"{name.rstrip('_').replace('_', ' ')} {value}"
-    return "another value"
 
 
 def _words(q: Query, k: Knowledge, cands: dict[str, Candidate], cand: Any) -> None:

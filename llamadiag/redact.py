@@ -250,7 +250,9 @@ class Redactor:
         return f"[REDACTED {len(value)} chars]"
 
     def _mask_array(self, value: str) -> str:
-        return self.c.string.sub(lambda m: '"' + (self._mask_content(m.group(0)[1:-1]) or m.group(0)[1:-1]) + '"', value)
+        return self.c.string.sub(
+            lambda m: '"' + (self._mask_content(m.group(0)[1:-1]) or m.group(0)[1:-1]) + '"', value
+        )
 
     def _mask_base64(self, m: regex.Match[str]) -> str:
         self._count(BASE64)
@@ -317,10 +319,7 @@ class Redactor:
         token = self.tokens.get((kind, key))
         if token is None:
             n = sum(1 for k, _ in self.tokens if k == kind) + 1
-            if kind == "ip":
-                token = f"ip-{'priv' if ip.is_private else 'pub'}-{n}"
-            else:
-                token = f"{kind}-{n}"
+            token = f"ip-{'priv' if ip.is_private else 'pub'}-{n}" if kind == "ip" else f"{kind}-{n}"
             self.tokens[(kind, key)] = token
         self._count(LABELS[kind])
         return token

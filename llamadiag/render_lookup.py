@@ -52,7 +52,12 @@ def lookup_markdown(resp: LookupResponse, versions: str = "", redaction_note: st
 
 
 def _best_markdown(r: LookupResult) -> list[str]:
-    out = [f"## {esc(r.title)}", "", f"*Rule `{r.rule_id}` · severity {r.severity} · score {r.score:g} ({band(r.score)})*", ""]
+    out = [
+        f"## {esc(r.title)}",
+        "",
+        f"*Rule `{r.rule_id}` · severity {r.severity} · score {r.score:g} ({band(r.score)})*",
+        "",
+    ]
     out += ["**Why it matches**", "", *[f"- {esc(w)}" for w in r.why if w != r.build_status], ""]
     out += [f"**What the user sees.** {esc(r.summary)}", ""]
     if r.diagnosis:
@@ -106,4 +111,3 @@ def _panel(r: LookupResult, detailed: bool) -> Panel:
     title.append(f"{r.title} ", style="bold")
     title.append(f"[{r.severity}] ", style=SEV_STYLE.get(r.severity, ""))
     return Panel(Group(*parts), title=title, title_align="left", subtitle=Text(f"{r.rule_id} · {band(r.score)}"))
-

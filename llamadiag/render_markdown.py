@@ -77,7 +77,9 @@ def steps_markdown(steps: list[StepOut], workarounds: list[WorkaroundOut], not_t
     if workarounds:
         out += ["", "**Until then (workaround)**", ""]
         for w in workarounds:
-            out.append(f"- {esc(w.text)}" + (f" {code(w.command)}" if w.command else "") + f" *Caveat:* {esc(w.caveat)}")
+            out.append(
+                f"- {esc(w.text)}" + (f" {code(w.command)}" if w.command else "") + f" *Caveat:* {esc(w.caveat)}"
+            )
     if not_to_do:
         out += ["", "**What will not help**", ""]
         out += [f"- {esc(t)}" for t in not_to_do]
@@ -131,7 +133,12 @@ def run_summary(run: Any) -> str:
         bits.append(f"build b{facts['build']}")
     elif "era" in facts:
         bits.append(f"era {facts['era']}")
-    for key, label in (("backends", "backend"), ("devices", "device"), ("model_path", "model"), ("spec_type", "spec-type")):
+    for key, label in (
+        ("backends", "backend"),
+        ("devices", "device"),
+        ("model_path", "model"),
+        ("spec_type", "spec-type"),
+    ):
         if facts.get(key) not in (None, [], ""):
             bits.append(f"{label} {_value(facts[key])}")
     if facts.get("has_mmproj") is True:

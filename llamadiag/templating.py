@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
+
 import regex
 from pydantic import BaseModel, Field
 
