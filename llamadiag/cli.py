@@ -243,3 +243,4 @@ def compare(
 from llamadiag import cli_lookup, cli_rules  # noqa: E402, F401  (cli_lookup registers lookup and report)
 
 app.add_typer(cli_rules.rules_app, name="rules")
+from llamadiag import cli_desk  # noqa: E402, F401  (registers `desk`)
