@@ -120,6 +120,11 @@ def _value(value: Any) -> str:
 
 
 def run_line(run: Any) -> str:
+    return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
+
+
+def run_summary(run: Any) -> str:
+    """What a run was, in a few plain words: build, backends, devices, model, speculative type."""
     facts = run.facts
     bits = []
     if "build" in facts:
@@ -136,7 +141,7 @@ def run_line(run: Any) -> str:
             bits.append(f"{label} {_value(facts[key])}")
     if facts.get("has_mmproj") is True:
         bits.append("with --mmproj")
-    return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(", ".join(bits) or "few facts")
+    return ", ".join(bits) or "few facts"
 
 
 def footer(report: Report, redaction_note: str | None) -> list[str]:
