@@ -134,11 +134,23 @@ def explain(
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
     ] = False,
+    unmatched: Annotated[
+        bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
+    ] = False,
     rules: RulesOpt = None,
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    report, _, read_report = analyze_source(k, source, cmdline, version_text, build)
+    collector = None
+    if unmatched:
+        from llamadiag.templating import UnmatchedCollector
+
+        collector = UnmatchedCollector([r.rule.id for r in k.rules])
+    report, _, read_report = analyze_source(
+        k, source, cmdline, version_text, build, every_line=unmatched, on_entry=collector.observe if collector else None
+    )
+    if collector is not None:
+        report.unmatched = collector.templates(report)
     if fmt is not Format.rich:  # shareable: redacted unless asked not to (the terminal shows everything)
         from llamadiag.cli_lookup import redactor_for
         from llamadiag.redact import redact_report

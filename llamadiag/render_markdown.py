@@ -167,6 +167,9 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
     out += ["", *[run_line(run) for run in report.runs]]
     for f in report.findings:
         out += ["", finding_markdown(f)]
+    if report.unmatched:
+        out += ["", "## Lines no rule explains", ""]
+        out += [f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" for t in report.unmatched]
     for note in report.notes:
         out += ["", f"> Note: {esc(note)}"]
     out += footer(report, redaction_note)

@@ -42,6 +42,7 @@ class Mask(Strict):
 class TemplatingSpec(Strict):
     error_like: str
     warning_like: str
+    benign: str | None = None
     masks: list[Mask]
 
 
@@ -55,7 +56,7 @@ class LineTemplate(BaseModel):
 
 
 @lru_cache(maxsize=1)
-def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]]]:
+def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
     path = builtin_rules_dir() / "formats" / "templating.yaml"
     data, positions = load_yaml(path)
     spec = validate(TemplatingSpec, data, path, positions)
@@ -63,6 +64,7 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
         regex.compile(spec.error_like),
         regex.compile(spec.warning_like),
         [(regex.compile(m.regex), m.token) for m in spec.masks],
+        regex.compile(spec.benign or r"(?!x)x"),
     )
 
 
@@ -73,11 +75,13 @@ def mask(text: str) -> str:
 
 
 def level_of(level: str | None, text: str) -> str | None:
+    error_like, warning_like, _, benign = _spec()
+    if benign.search(text):
+        return None  # a banner every healthy server prints
     if level in ("E", "W"):
         return level
     if level is not None:
         return None  # an I or D line the log itself marked as such
-    error_like, warning_like, _ = _spec()
     if error_like.search(text):
         return "E"
     return "W" if warning_like.search(text) else None
