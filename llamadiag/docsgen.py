@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from llamadiag.findings import reference_label
 from llamadiag.knowledge import Knowledge
 from llamadiag.rulemodel import Reference, Rule
 
 
 def _ref(r: Reference) -> str:
-    label = {"issue": "#", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}.get(r.kind, "") + r.id
-    text = f"[{label}]({r.url}) — {r.role}"
+    text = f"[{reference_label(r.kind, r.id, r.repo, r.title)}]({r.url}) — {r.role}"
     if r.build:
         text += f", first in b{r.build}"
     if r.title:
@@ -117,7 +117,7 @@ def index_page(k: Knowledge) -> str:
     for loaded in sorted(k.rules, key=lambda r: (r.rule.category, r.rule.id)):
         r = loaded.rule
         refs = ", ".join(
-            f"[{'#' if x.kind == 'issue' else 'PR #' if x.kind == 'pr' else ''}{x.id}]({x.url})"
+            f"[{reference_label(x.kind, x.id, x.repo, None)}]({x.url})"
             for x in r.references
             if x.kind in ("issue", "pr")
         )

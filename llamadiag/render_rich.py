@@ -72,9 +72,8 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
     if f.references:
         parts += [Text(), Text("References", style="bold")]
         for r in f.references:
-            label = {"issue": "#", "pr": "PR #", "commit": "commit "}.get(r.kind, "") + r.id
             line = Text(f" {r.role:8} ")
-            line.append(label, style=f"link {r.url}")
+            line.append(r.label, style=f"link {r.url}")
             extra = f" (first in b{r.build})" if r.build else ""
             extra += "" if r.confirmed else " (unconfirmed)"
             line.append_text(safe(f"{extra} {r.title or r.note or ''}"))
@@ -116,9 +115,21 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
         console.print(Text("Ruled out", style="bold"))
         for r in report.ruled_out:
             console.print(ruled_out_line(r))
+    if report.unmatched:
+        print_unmatched(console, report.unmatched)
     for note in report.notes:
         console.print(_labelled("Note:", note, "bold yellow"))
 
 
 def ruled_out_line(r: RuledOut) -> Text:
     return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+
+
+def print_unmatched(console: Console, templates: list) -> None:
+    """Warning/error lines no rule explains, grouped: the next rule to write is at the top."""
+    table = Table(title="Lines no rule explains", title_justify="left")
+    for col in ("count", "level", "first line", "template"):
+        table.add_column(col)
+    for t in templates:
+        table.add_row(str(t.count), t.level, str(t.first_line), safe(t.template))
+    console.print(table)
