@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from llamadiag.envelope import plain
+from llamadiag.envelope import plain, strip_controls
 from llamadiag.literals import Target
 from llamadiag.matcher import MAX_PARTIALS
 from llamadiag.multimatch import Engine, make_engine
@@ -43,6 +43,7 @@ class Scanner:
         self.literals = index.literals()
         self.by_id = [index.by_literal[lit] for lit in self.literals]
         self.engine: Engine = make_engine(self.literals, engine)
+        self.shortcuts = True  # False: every candidate takes the full entry path (tests compare)
         self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind == "cont" for t in ts))
         self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
         k = analyzer.k
@@ -72,6 +73,15 @@ class Scanner:
             cursor = start
             raw = raw_next if raw_next is not None else block[start:end].decode("utf-8", "replace")
             raw_next = None
+            if not self.shortcuts:
+                done.extend(self._full(number + 1, raw, self.targets(ids)))
+                continue
+            if not plain(raw) and raw[:1] != "{":
+                # colours, CR redraws, stray controls: what peeling does first, done once here,
+                # and the literals looked up again in what is left (a colour code can split one)
+                cleaned = strip_controls(_clean(raw))
+                if cleaned != raw:
+                    raw, ids = cleaned, self.text_ids(cleaned)
             if i < last:
                 nxt = hits[i + 1]
                 guard = nxt[0] == end + 1 and not cont_ids.isdisjoint(nxt[2])
@@ -128,12 +138,14 @@ class Scanner:
             found = self._targets[ids] = tuple(unique[s] for s in sorted(unique))
         return found
 
+    def text_ids(self, text: str) -> frozenset[int]:
+        """The literals in one line of text."""
+        hits = self.engine.scan(text.encode("utf-8", "surrogatepass") + b"\n")
+        return hits[0][2] if hits else frozenset()
+
     def text_targets(self, text: str) -> tuple[Target, ...]:
         """Targets by the literals in an entry's own text (after JSON or ANSI peeling)."""
-        ids: set[int] = set()
-        for _, _, found in self.engine.scan(text.encode("utf-8", "surrogatepass") + b"\n"):
-            ids.update(found)
-        return self.targets(frozenset(ids))
+        return self.targets(self.text_ids(text))
 
     # -- one candidate line ----------------------------------------------------------
     def line(self, number: int, raw: str, ids: frozenset[int], guard: bool) -> Done:

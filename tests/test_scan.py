@@ -25,10 +25,7 @@ ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 
 def _report(knowledge, path: Path, engine: str = "stdlib", block: int = 1 << 20, shortcuts: bool = True):
     analyzer = Analyzer(knowledge, engine=engine)
-    if not shortcuts:  # every candidate line through the full entry path
-        scanner = analyzer.scanner
-        scanner._skip = lambda *_: False  # type: ignore[method-assign]
-        scanner.line = lambda n, raw, ids, guard: scanner._full(n, raw, scanner.targets(ids))  # type: ignore[method-assign]
+    analyzer.scanner.shortcuts = shortcuts  # False: every candidate line through the full entry path
     read = ReadReport(str(path))
     for block_bytes in read_byte_blocks(str(path), read, block):
         analyzer.feed_bytes(block_bytes)
@@ -39,14 +36,33 @@ def _json(report) -> str:
     return report.model_dump_json(exclude={"rules_version"})
 
 
-@pytest.fixture(scope="module")
-def bench_log(tmp_path_factory) -> Path:
+def _gen():  # bench/gen.py is a script, not part of the package
     spec = importlib.util.spec_from_file_location("bench_gen", ROOT / "bench" / "gen.py")
     gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(gen)  # type: ignore[union-attr]
+    return gen
+
+
+@pytest.fixture(scope="module")
+def bench_log(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "bench.log"
-    gen.generate(3 << 20, out, seed=7, inject_every=40)
+    _gen().generate(3 << 20, out, seed=7, inject_every=40)
     return out
+
+
+@pytest.mark.parametrize("style", ["ansi", "journald", "legacy", "raw", "lv4"])
+def test_each_generated_style_same_with_and_without_shortcuts(knowledge, tmp_path: Path, style: str) -> None:
+    import random
+
+    gen = _gen()
+    pool = gen.failures()
+    turn = iter(range(10**6))
+    lines = gen.session(style, random.Random(3), 400, lambda: pool[next(turn) % len(pool)], every=25)
+    path = tmp_path / f"{style}.log"
+    path.write_text("\n".join(lines * 2) + "\n")  # twice: a restart, and a second run of the same kind
+    fast = _report(knowledge, path)
+    assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
+    assert len(fast.runs) >= 2 and sum(r.stats["generation_tps"]["count"] for r in fast.runs) >= 800
 
 
 @pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan is not installed")
