@@ -9,24 +9,11 @@ Compression, encodings, binary input and over-long lines are handled as in `read
 from __future__ import annotations
 
 import codecs
-import io
 import sys
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-from llamadiag.reader import (
-    BLOCK,
-    MAGIC,
-    MAX_LINE,
-    InputError,
-    ReadReport,
-    _decompressor,
-    _looks_binary,
-    _open_raw,
-    _Peekable,
-    _read_chunk,
-    _sniff_encoding,
-)
+from llamadiag.reader import BLOCK, MAX_LINE, ReadReport, _open_raw, _read_chunk, open_stream
 
 
 def read_byte_blocks(
@@ -57,38 +44,15 @@ def text_blocks(lines: list[str]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")
 
 
-def _head(raw: BinaryIO) -> bytes:
-    head = raw.read1(8) if hasattr(raw, "read1") else raw.read(8)  # type: ignore[union-attr]
-    while len(head) < 8:
-        more = raw.read(8 - len(head))
-        if not more:
-            break
-        head += more
-    return head
-
-
 def _blocks(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[bytes]:
-    head = _head(raw)
-    stream: BinaryIO = _Peekable(head, raw)  # type: ignore[assignment]
-    kind = next((k for magic, k in MAGIC if head.startswith(magic)), None)
-    if kind:
-        report.compression = kind
-        stream = _decompressor(kind, io.BufferedReader(stream))  # type: ignore[arg-type]
-    first = _read_chunk(stream, report, block)
-    if first is None:
+    opened = open_stream(raw, report, block)
+    if opened is None:
         return
-    while len(first) < 64:  # enough to sniff the encoding, without stalling a live stream
-        more = _read_chunk(stream, report, block)
-        if more is None:
-            break
-        first += more
-    encoding, bom = _sniff_encoding(first)
-    if encoding == "utf-8" and _looks_binary(first):
-        raise InputError(f"{report.name}: binary data, not a text log")
-    report.encoding = encoding
+    stream, chunk_first = opened
+    encoding = report.encoding
     transcode = None if encoding == "utf-8" else codecs.getincrementaldecoder(encoding)(errors="replace")
     cutter = _LineCutter(report)
-    chunk: bytes | None = first[bom:]
+    chunk: bytes | None = chunk_first
     while chunk is not None:
         if transcode is not None:
             text = transcode.decode(chunk)
@@ -116,7 +80,8 @@ class _LineCutter:
 
     def __init__(self, report: ReadReport) -> None:
         self.report = report
-        self.pending = b""
+        self.parts: list[bytes] = []  # the unfinished last line, in pieces: joined once, not per chunk
+        self.size = 0
         self.skipping = False  # inside the skipped tail of an over-long line
         self.replaced = 0
 
@@ -130,14 +95,21 @@ class _LineCutter:
             self._skipped(nl)
             chunk = chunk[nl + 1 :]
             self.skipping = False
-        data = self.pending + chunk if self.pending else chunk
+        if not chunk:
+            return b""
+        if b"\n" not in chunk and self.size + len(chunk) <= MAX_LINE:
+            self.parts.append(chunk)
+            self.size += len(chunk)
+            return b""
+        data = b"".join([*self.parts, chunk]) if self.parts else chunk
         cut = data.rfind(b"\n") + 1
-        out, self.pending = data[:cut], data[cut:]
-        if len(self.pending) > MAX_LINE:
-            head = _utf8_head(self.pending, MAX_LINE)
-            report.cut_lines.append((report.lines + out.count(b"\n") + 1, len(self.pending) - len(head)))
+        out, pending = data[:cut], data[cut:]
+        self.parts, self.size = ([pending], len(pending)) if pending else ([], 0)
+        if len(pending) > MAX_LINE:
+            head = _utf8_head(pending, MAX_LINE)
+            report.cut_lines.append((report.lines + out.count(b"\n") + 1, len(pending) - len(head)))
             out += head + b"\n"
-            self.pending, self.skipping = b"", True
+            self.parts, self.size, self.skipping = [], 0, True
         report.lines += out.count(b"\n")
         if out and not out.isascii():
             self.replaced += out.decode("utf-8", "replace").count("\ufffd")
@@ -148,9 +120,9 @@ class _LineCutter:
         self.report.cut_lines[-1] = (line, skipped + n)
 
     def finish(self) -> bytes:
-        if not self.pending or self.skipping:
+        if not self.size or self.skipping:
             return b""
-        out, self.pending = self.pending + b"\n", b""
+        out, self.parts = b"".join(self.parts) + b"\n", []
         self.report.lines += 1
         if not out.isascii():
             self.replaced += out.decode("utf-8", "replace").count("\ufffd")

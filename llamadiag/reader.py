@@ -163,7 +163,9 @@ def read_text(text: str) -> Iterator[list[str]]:
         yield [_clean(line) for line in lines[i : i + 4096]]
 
 
-def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
+def open_stream(raw: BinaryIO, report: ReadReport, block: int) -> tuple[BinaryIO, bytes] | None:
+    """Decompress by magic bytes, sniff the encoding (set in the report) and refuse binary
+    data. Returns the stream and its first chunk (BOM removed), or None when empty."""
     head = raw.read(8) if not hasattr(raw, "read1") else raw.read1(8)  # type: ignore[union-attr]
     while len(head) < 8:
         more = raw.read(8 - len(head))
@@ -177,7 +179,7 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
         stream = _decompressor(kind, io.BufferedReader(stream))  # type: ignore[arg-type]
     first = _read_chunk(stream, report, block)
     if first is None:
-        return
+        return None
     while len(first) < 64:  # enough to sniff the encoding, without stalling a live stream
         more = _read_chunk(stream, report, block)
         if more is None:
@@ -187,10 +189,19 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
     if encoding == "utf-8" and _looks_binary(first):
         raise InputError(f"{report.name}: binary data, not a text log")
     report.encoding = encoding
+    return stream, first[bom:]
+
+
+def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
+    opened = open_stream(raw, report, block)
+    if opened is None:
+        return
+    stream, first = opened
+    encoding = report.encoding
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
     pending = ""
     skipping = False
-    chunk: bytes | None = first[bom:]
+    chunk: bytes | None = first
     while chunk is not None:
         text = decoder.decode(chunk)
         report.replaced_chars += text.count("\ufffd")

@@ -32,7 +32,7 @@ INPUTS = {
     "invalid-utf8": b"srv  x: caf\xe9 \xff\xfe ok\n" + LOG.encode(),
     "cr-redraws-and-nul": b"progress 10%\rprogress 90%\rdone\nab\x00c\n",
     "huge-line": b"head\n" + b"x" * (MAX_LINE + 5000) + b"\ntail\n",
-    "huge-line-utf8": b"head\n" + "é".encode() * (MAX_LINE // 2 + 10) + b"\ntail\n",
+    "huge-line-utf8": b"head\n" + "é".encode() * (2 * MAX_LINE) + b"\ntail\n",
     "huge-last-line": b"head\n" + b"y" * (MAX_LINE + 7),
 }
 
@@ -48,14 +48,17 @@ def _both(path: Path, block: int) -> tuple[list[str], ReadReport, list[str], Rea
 
 
 @pytest.mark.parametrize("name", list(INPUTS))
-@pytest.mark.parametrize("block", [1 << 20, 7])
+@pytest.mark.parametrize("block", [1 << 20, 4099, 7])
 def test_byte_blocks_match_the_text_reader(tmp_path: Path, name: str, block: int) -> None:
+    if block == 7 and name.startswith("huge"):
+        pytest.skip("the text reader is quadratic on a 1 MiB line read 7 bytes at a time")
     path = tmp_path / name
     path.write_bytes(INPUTS[name])
     text_lines, text_report, byte_lines, byte_report = _both(path, block)
     if name == "huge-line-utf8":  # cut at a byte limit instead of a character limit
-        assert len(byte_lines) == len(text_lines) and byte_lines[0] == text_lines[0] == "head"
-        assert byte_lines[1] == "é" * (MAX_LINE // 2) and byte_report.cut_lines[0][0] == 2
+        assert byte_lines == ["head", "é" * (MAX_LINE // 2), "tail"]
+        assert text_lines == ["head", "é" * MAX_LINE, "tail"]
+        assert byte_report.cut_lines[0][0] == text_report.cut_lines[0][0] == 2
         return
     assert byte_lines == text_lines
     for attr in ("lines", "cut_lines", "replaced_chars", "encoding", "compression"):
@@ -85,36 +88,44 @@ def test_cache_entries_are_written_atomically_and_pruned(tmp_path: Path, monkeyp
     assert cache.read("absent.bin") is None
 
 
+def _small_rules(tmp_path: Path) -> Path:
+    """Two shipped rules in a folder of their own: a fresh load runs only their examples."""
+    rules = tmp_path / "rules" / "speculative"
+    rules.mkdir(parents=True)
+    for src in sorted((ROOT / "rules" / "speculative").glob("*.yaml"))[:2]:
+        shutil.copy(src, rules / src.name)
+    return tmp_path / "rules"
+
+
 def test_knowledge_cache_hit_equals_a_fresh_load(tmp_path: Path, monkeypatch) -> None:
     from llamadiag.knowledge import load_knowledge
     from llamadiag.session import checked_knowledge
 
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    first = checked_knowledge()
-    stored = list((tmp_path / "llamadiag").glob("knowledge-*.pickle"))
-    assert len(stored) == 1
-    again = checked_knowledge()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rules = _small_rules(tmp_path)
+    first = checked_knowledge([rules], builtin=False)
+    stored = list((tmp_path / "cache" / "llamadiag").glob("knowledge-*.pickle"))
+    assert len(stored) == 1 and len(first.rules) == 2 and not first.errors
+    again = checked_knowledge([rules], builtin=False)
     assert again is not first
     assert [(r.rule, r.path) for r in again.rules] == [(r.rule, r.path) for r in first.rules]
     assert again.facts == first.facts and again.envelope == first.envelope
-    assert again.digest == load_knowledge().digest
+    assert again.digest == load_knowledge([rules], builtin=False).digest
     stored[0].write_bytes(b"not a pickle")  # a broken cache entry is ignored and rewritten
-    assert checked_knowledge().digest == first.digest
+    assert checked_knowledge([rules], builtin=False).digest == first.digest
 
 
 def test_knowledge_cache_notices_a_changed_rule(tmp_path: Path, monkeypatch) -> None:
     from llamadiag.session import checked_knowledge
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    rules = tmp_path / "rules" / "speculative"
-    rules.mkdir(parents=True)
-    src = next((ROOT / "rules" / "speculative").glob("*.yaml"))
-    shutil.copy(src, rules / src.name)
-    before = checked_knowledge([tmp_path / "rules"])
-    (rules / src.name).write_text(src.read_text().replace("title:", "title: CHANGED", 1))
-    after = checked_knowledge([tmp_path / "rules"])
+    rules = _small_rules(tmp_path)
+    before = checked_knowledge([rules], builtin=False)
+    path = next((rules / "speculative").glob("*.yaml"))
+    path.write_text(path.read_text().replace("title:", "title: CHANGED", 1))
+    after = checked_knowledge([rules], builtin=False)
     assert before.digest != after.digest
-    assert after.rule(src.stem).rule.title.startswith("CHANGED")
+    assert after.rule(path.stem).rule.title.startswith("CHANGED")
 
 
 @pytest.mark.skipif(shutil.which("grep") is None, reason="grep is not installed")
