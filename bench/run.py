@@ -31,12 +31,18 @@ sys.path.insert(0, str(HERE))
 
 from gen import parse_size  # noqa: E402
 
+GNU_TIME = Path("/usr/bin/time")
+
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, bytes]:
-    """(wall seconds, peak RSS KiB, exit code, stdout) of one child, stdout piped."""
-    with tempfile.TemporaryFile() as err:
+    """(wall seconds, peak RSS KiB, exit code, stdout) of one child, stdout piped.
+
+    The peak RSS comes from GNU time when present: a child forked from this process
+    could otherwise be charged for this process's pages."""
+    with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as rss_file:
+        prefix = [str(GNU_TIME), "-f", "%M", "-o", rss_file.name] if GNU_TIME.exists() else []
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, env=env)
+        proc = subprocess.Popen(prefix + cmd, stdout=subprocess.PIPE, stderr=err, env=env)
         assert proc.stdout is not None
         out = proc.stdout.read()  # a pipe, not /dev/null: grep would stop at the first match
         _, status, usage = os.wait4(proc.pid, 0)
@@ -45,7 +51,9 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int
         if proc.returncode not in (0, 1):
             err.seek(0)
             raise SystemExit(f"{cmd[:4]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
-        return wall, usage.ru_maxrss, proc.returncode, out
+        reported = rss_file.read().strip().splitlines()
+        peak = int(reported[-1]) if prefix and reported and reported[-1].isdigit() else usage.ru_maxrss
+        return wall, peak, proc.returncode, out
 
 
 def llamadiag(*args: str) -> list[str]:
