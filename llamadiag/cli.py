@@ -171,8 +171,13 @@ def explain(
 
         report, redaction = redact_report(report, redactor_for(no_redact))
     if fmt is Format.json:
-        data = json.loads(report.model_dump_json(exclude={"ruled_out"} if not why else set()))
-        typer.echo(json.dumps(data | {"redaction": redaction.model_dump()}, indent=2))
+        data = report.model_dump(mode="json", exclude={"ruled_out"} if not why else set())
+        data["redaction"] = redaction.model_dump()
+        # written as it is encoded: an indented json.dumps of a report with hundreds of runs
+        # would hold several copies of it at once (the same bytes either way)
+        for chunk in json.JSONEncoder(indent=2).iterencode(data):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
     elif fmt is Format.markdown:
         typer.echo(report_markdown(report, redaction.line()), nl=False)
     else:
