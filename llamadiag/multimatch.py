@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from array import array
 from functools import lru_cache
 from typing import Protocol
 
@@ -77,8 +78,8 @@ class HyperscanEngine:
         self.db = _load_or_compile(hyperscan, literals)
 
     def scan(self, block: bytes) -> list[Hit]:
-        ends: list[int] = []
-        ids: list[int] = []
+        ends = array("q")  # machine integers: a block's tens of thousands of matches stay small
+        ids = array("l")
 
         def on_match(lit_id: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             ends.append(to)
@@ -88,7 +89,9 @@ class HyperscanEngine:
         out: list[Hit] = []
         if not ends:
             return out
-        order = sorted(range(len(ends)), key=ends.__getitem__)  # hyperscan reports in end order; be sure
+        # Hyperscan reports in order of end offset; should it ever not, sort
+        ordered = all(ends[i] <= ends[i + 1] for i in range(len(ends) - 1))
+        order: range | list[int] = range(len(ends)) if ordered else sorted(range(len(ends)), key=ends.__getitem__)
         find = block.find
         line_end = -1
         start = 0
