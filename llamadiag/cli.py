@@ -153,7 +153,7 @@ def explain(
         from llamadiag.templating import UnmatchedCollector
 
         collector = UnmatchedCollector([r.rule.id for r in k.rules])
-    report, _, read_report = analyze_source(
+    report, analyzer, read_report = analyze_source(
         k,
         source,
         cmdline,
@@ -163,6 +163,7 @@ def explain(
         on_entry=collector.observe if collector else None,
         show_progress=show_progress,
     )
+    del analyzer  # its scanning state is not needed to render: free it before the report is copied
     if collector is not None:
         report.unmatched = collector.templates(report)
     if fmt is not Format.rich:  # shareable: redacted unless asked not to (the terminal shows everything)
