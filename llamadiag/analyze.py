@@ -26,6 +26,7 @@ from llamadiag.reasoning import RuleHits, assess
 from llamadiag.stats import RunStats
 
 PREAMBLE_LIMIT = 256
+MAX_JOINED = 64  # continuation lines joined onto one entry; more is not one message, and would grow
 SEGMENT_KINDS = {"start", "preamble", "cmdline"}
 
 
@@ -75,8 +76,12 @@ class Analyzer:
         self.streams: dict[str | None, _Stream] = {}
         self.held: Line | None = None
         self.line_number = 0
+        self.run_count = 0  # run indices stay unique when `watch` retires ended runs
         self.unmatched: list[Line] = []
         self.on_entry: Any = None  # optional hook (unmatched-line collection)
+        # optional hook: (run, [(run, rule index, match)]) as soon as an entry completes matches,
+        # so `watch` assesses them with exactly the facts known at that line
+        self.on_matches: Any = None
 
     # -- input ---------------------------------------------------------------
     def feed(self, lines: list[str]) -> list[tuple[Run, int, Match]]:
@@ -90,14 +95,33 @@ class Analyzer:
         done: list[tuple[Run, int, Match]] = []
         for i in chosen:
             done.extend(self._physical(base + i + 1, lines[i]))
+        if self.held is not None and self.held.end < self.line_number:
+            # a later physical line was not its continuation: no continuation can join it now
+            done.extend(self.release_held())
         return done
+
+    def release_held(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for continuation lines now (the input went idle)."""
+        if self.held is None:
+            return []
+        line, self.held = self.held, None
+        return self._entry(line)
+
+    def preamble_has_signatures(self) -> bool:
+        """Whether an entry buffered until the next server start could complete a match."""
+        return any(t.kind == "sig" for s in self.streams.values() for _, tgt in s.preamble for t in tgt)
+
+    def current_runs(self) -> list[Run]:
+        """The run each instance is in now; every other run has ended (a new start replaced it)."""
+        return [s.run for s in self.streams.values()]
+
+    def retire(self, run: Run) -> None:
+        """Forget an ended run (bounded memory for endless streams)."""
+        self.runs = [r for r in self.runs if r is not run]
 
     def flush(self) -> list[tuple[Run, int, Match]]:
         """Process the entry held for continuations, and any buffered preamble."""
-        done: list[tuple[Run, int, Match]] = []
-        if self.held is not None:
-            line, self.held = self.held, None
-            done.extend(self._entry(line))
+        done = self.release_held()
         for stream in self.streams.values():
             pending, stream.preamble = stream.preamble, []
             for entry, targets in pending:
@@ -109,7 +133,13 @@ class Analyzer:
         if line is None:
             return []
         held = self.held
-        if is_cont and held is not None and number == held.end + 1 and line.instance == held.instance:
+        if (
+            is_cont
+            and held is not None
+            and number == held.end + 1
+            and line.instance == held.instance
+            and number - held.number < MAX_JOINED
+        ):
             held.text += "\n" + line.text
             held.end = number
             return []
@@ -127,7 +157,8 @@ class Analyzer:
         return stream
 
     def _new_run(self, instance: str | None, first_line: int) -> Run:
-        run = Run(len(self.runs), instance, first_line, FactState(self.k.facts))
+        run = Run(self.run_count, instance, first_line, FactState(self.k.facts))
+        self.run_count += 1
         self.runs.append(run)
         return run
 
@@ -202,6 +233,8 @@ class Analyzer:
             for match in matcher.observe(line, hits):
                 self._record(run, rule_i, match)
                 done.append((run, rule_i, match))
+        if done and self.on_matches is not None:
+            self.on_matches(run, done)
         return done
 
     @staticmethod
@@ -245,6 +278,20 @@ class Analyzer:
             (findings if isinstance(result, Finding) else ruled_out).append(result)
         return _apply_supersedes(findings, self.k), ruled_out
 
+    def run_out(self, run: Run) -> RunOut:
+        """A run as the JSON contract shows it: facts with their source lines, statistics."""
+        facts = self.run_facts(run)
+        return RunOut(
+            index=run.index,
+            instance=run.instance,
+            first_line=run.first_line,
+            last_line=run.last_line,
+            startup_seen=run.startup_seen,
+            facts=_facts_for_output(facts),
+            fact_sources={k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in sorted(facts.items())},
+            stats=run.stats.summary(),
+        )
+
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
         self.flush()
         runs_out: list[RunOut] = []
@@ -254,21 +301,7 @@ class Analyzer:
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
         for run in self.runs:
-            facts = self.run_facts(run)
-            runs_out.append(
-                RunOut(
-                    index=run.index,
-                    instance=run.instance,
-                    first_line=run.first_line,
-                    last_line=run.last_line,
-                    startup_seen=run.startup_seen,
-                    facts=_facts_for_output(facts),
-                    fact_sources={
-                        k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in sorted(facts.items())
-                    },
-                    stats=run.stats.summary(),
-                )
-            )
+            runs_out.append(self.run_out(run))
             f, r = self.assess_run(run)
             findings.extend(f)
             ruled.extend(r)

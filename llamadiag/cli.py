@@ -226,3 +226,7 @@ def compare(
 from llamadiag import cli_rules  # noqa: E402  (registers the `rules` sub-commands)
 
 app.add_typer(cli_rules.rules_app, name="rules")
+
+from llamadiag import cli_watch  # noqa: E402  (registers the `watch` command)
+
+app.command()(cli_watch.watch)

@@ -148,6 +148,11 @@ def read_blocks(source: str, report: ReadReport | None = None, block: int = BLOC
             raw.close()
 
 
+def read_stream(raw: BinaryIO, report: ReadReport, block: int = BLOCK) -> Iterator[list[str]]:
+    """Blocks of lines from an open binary stream (a followed file, a pipe), read as data arrives."""
+    yield from _read(raw, report, block)
+
+
 def read_text(text: str) -> Iterator[list[str]]:
     """Blocks from text already in memory (a paste, an inline example)."""
     lines = text.split("\n")

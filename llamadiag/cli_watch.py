@@ -1,0 +1,169 @@
+"""`llamadiag watch`: diagnose a live stream (stdin, or a file followed like `tail -F`).
+
+Wiring only: a reader thread (pump), the Watcher, a sink. The main loop wakes every TICK
+even without input, to release held entries, report due repeats and notice a closed output.
+SIGINT/SIGTERM print the summary, then the process ends by that same signal, so a shell or a
+service manager sees what stopped it; a closed output pipe ends it quietly, by SIGPIPE.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import signal
+import sys
+import time
+from enum import Enum
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+
+from llamadiag.analyze import Analyzer
+from llamadiag.cli import CmdlineOpt, RulesOpt, fail, load, report_rule_errors
+from llamadiag.pump import Block, End, InputPump, Notice
+from llamadiag.reader import InputError
+from llamadiag.render_watch import JsonlSink, RichSink, StatusLine
+from llamadiag.rulemodel import Severity
+from llamadiag.watch import Watcher
+
+TICK = 0.05  # seconds: how often the loop wakes while the input is quiet
+SWITCH_INTERVAL = 0.0005  # seconds: thread switch interval (latency from the reader thread)
+
+
+class WatchFormat(str, Enum):
+    rich = "rich"
+    jsonl = "jsonl"
+
+
+class _Stopper:
+    """Turns SIGINT/SIGTERM into a flag the loop checks; a second signal ends at once."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signum is not None:
+            _die_by(signum)
+        self.signum = signum
+
+
+def _die_by(signum: int) -> None:
+    """End the process by a signal, as if it had not been caught (exit status 128+n)."""
+    sys.stdout.flush()
+    if hasattr(signal, "SIGKILL"):  # POSIX
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    os._exit(128 + signum)
+
+
+def _quiet_broken_pipe() -> None:
+    """The reader of our output went away (`| head -1`): stop without a traceback."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    _die_by(getattr(signal, "SIGPIPE", 13))
+
+
+class _OutputWatch:
+    """Notices a closed output pipe while there is nothing to write (poll reports POLLERR)."""
+
+    def __init__(self) -> None:
+        self.poll: Any = None
+        if hasattr(select, "poll"):
+            self.poll = select.poll()
+            self.poll.register(sys.stdout.fileno(), 0)  # no events asked: errors and hang-ups only
+
+    def closed(self) -> bool:
+        return self.poll is not None and any(ev & (select.POLLERR | select.POLLHUP) for _, ev in self.poll.poll(0))
+
+
+def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
+    output = _OutputWatch()
+    last = time.monotonic()
+    while stopper.signum is None:
+        item = pump.get(TICK)
+        if item is None:
+            watcher.idle(time.monotonic() - last)
+            if output.closed():
+                raise BrokenPipeError
+            continue
+        last = time.monotonic()
+        if isinstance(item, Block):
+            watcher.feed(item.lines)
+        elif isinstance(item, Notice):
+            watcher.notice(item.kind, item.message, item.line)
+        else:
+            return item
+    return None
+
+
+def watch(
+    source: Annotated[str, typer.Argument(help="Log file, or - for stdin (the default).")] = "-",
+    fmt: Annotated[
+        WatchFormat, typer.Option("--format", "-f", help="rich: a live view; jsonl: one JSON event per line.")
+    ] = WatchFormat.rich,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-F", help="Keep reading the file as it grows, across rotation and truncation.")
+    ] = False,
+    repeat_interval: Annotated[
+        float, typer.Option("--repeat-interval", help="Summarise repeats of a cause at most this often (seconds).")
+    ] = 60.0,
+    cmdline: CmdlineOpt = None,
+    fail_on: Annotated[
+        Severity, typer.Option("--fail-on", help="At the end of the input, exit 1 when a finding has this severity.")
+    ] = Severity.error,
+    rules: RulesOpt = None,
+) -> None:
+    """Watch a live log: report each finding as its evidence completes, once per cause and run."""
+    if follow and source == "-":
+        raise fail("--follow needs a file name (a pipe is read to its end anyway)")
+    if source == "-" and sys.stdin.isatty():
+        raise fail("reading a log from the terminal: pipe a log in (journalctl -f ... | llamadiag watch -)")
+    k = load(rules)
+    broken = report_rule_errors(k)
+    try:
+        pump = InputPump(source, follow)
+    except InputError as exc:
+        raise fail(str(exc)) from exc
+    console = Console(highlight=False)
+    sink = JsonlSink(sys.stdout) if fmt is WatchFormat.jsonl else RichSink(console)
+    watcher = Watcher(Analyzer(k, cmdline), sink, repeat_interval)
+    stopper = _Stopper()
+    # the reader thread must get the interpreter soon after data arrives, not after the default 5 ms
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    live: Any = contextlib.nullcontext()
+    if fmt is WatchFormat.rich and console.is_terminal:
+        status = StatusLine(pump.report.name, lambda: (pump.report.lines, watcher.runs_seen, watcher.findings))
+        live = Live(status, console=console, refresh_per_second=4, transient=True)
+    try:
+        with live:
+            end = _loop(pump.start(), watcher, stopper)
+            if end is not None and end.crash is not None:
+                raise end.crash
+            if end is not None and end.fatal:
+                raise fail(end.error or "cannot read the input")
+            if end is not None and end.error:
+                watcher.notice("input_error", end.error, pump.report.lines)
+            reason = "end of input" if end is not None else f"stopped by {signal.Signals(stopper.signum).name}"
+            info = {
+                "name": pump.report.name,
+                "lines": pump.report.lines,
+                "bytes": pump.report.bytes_read,
+                "encoding": pump.report.encoding,
+                "compression": pump.report.compression,
+                "binary_lines_skipped": pump.skipped_lines,
+                "long_lines_cut": pump.cut_lines,
+            }
+            watcher.finish(reason, info)
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    if stopper.signum is not None:
+        _die_by(stopper.signum)
+    if broken or (end is not None and end.error):
+        raise typer.Exit(2)
+    raise typer.Exit(1 if watcher.worst >= fail_on.rank else 0)

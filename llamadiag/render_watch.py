@@ -1,0 +1,109 @@
+"""Where `watch` events go: JSON Lines for pipelines, a rich view for people.
+
+Both write each event the moment it is emitted and flush, so a consumer behind a pipe sees
+it at once. Log text reaches the terminal only through render_rich.safe (no markup, no
+control sequences).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import IO, Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from llamadiag.render_rich import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class JsonlSink:
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        self.out.write(json.dumps(event, default=_encode, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class RichSink:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        show: Callable[[dict[str, Any]], Any] = getattr(self, f"_{kind}")
+        self.console.print(show(event))
+        self.console.file.flush()
+
+    def _run_start(self, event: dict[str, Any]) -> Text:
+        run = event["run"]
+        where = f" ({run['instance']})" if run.get("instance") else ""
+        text = Text(f"▶ run {run['index']}{where} from line {run['first_line']}: ", style="bold cyan")
+        text.append_text(safe(run_bits(run["facts"])))
+        return text
+
+    def _finding(self, event: dict[str, Any]) -> Any:
+        return finding_panel(event["finding"])
+
+    def _repeat(self, event: dict[str, Any]) -> Text:
+        text = Text("↻ ", style="bold")
+        text.append(event["rule_id"], style="bold")
+        text.append(
+            f" (run {event['run']}) seen {event['count']}× in all, {event['new']} since last told; "
+            f"lines {event['first_seen']['line']}-{event['last_seen']['line']}, last at {event['last_seen']['at']}"
+        )
+        return text
+
+    def _notice(self, event: dict[str, Any]) -> Text:
+        text = Text("note: ", style="bold yellow")
+        text.append_text(safe(event["message"]))
+        return text
+
+    def _summary(self, event: dict[str, Any]) -> Any:
+        info = event["input"]
+        head = Text(
+            f"llamadiag watch · {info.get('name', 'input')} · {event['reason']} · {info.get('lines', 0)} lines · "
+            f"{event['runs_seen']} run(s) · {event['findings']} finding(s)",
+            style="bold",
+        )
+        if not event["causes"]:
+            return Text.assemble(head, "\n", Text("No known failure recognised.", style="green"))
+        table = Table(title=head, title_justify="left")
+        for column in ("rule", "run", "severity", "confidence", "count", "first line", "last line", "last seen"):
+            table.add_column(column)
+        for c in event["causes"]:
+            confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
+            table.add_row(
+                c["rule_id"],
+                str(c["run"]),
+                Text(c["severity"], style=SEV_STYLE.get(c["severity"], "")),
+                Text(str(confidence), style=CONF_STYLE.get(str(confidence), "")),
+                str(c["count"]),
+                str(c["first_seen"]["line"]),
+                str(c["last_seen"]["line"]),
+                c["last_seen"]["at"],
+            )
+        return table
+
+
+class StatusLine:
+    """The live bottom line on a terminal: what is being watched and what was found so far."""
+
+    def __init__(self, name: str, counts: Callable[[], tuple[int, int, int]]) -> None:
+        self.name = name
+        self.counts = counts
+
+    def __rich__(self) -> Text:
+        lines, runs, findings = self.counts()
+        text = safe(f"watching {self.name} · {lines} lines · {runs} run(s) · {findings} finding(s)")
+        text.stylize("dim")
+        return text
