@@ -182,10 +182,11 @@ class Analyzer:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
-            stream.run.since_start = -1
         pending, stream.preamble = stream.preamble, []
         for entry, tgt in pending:
             done.extend(self._process(stream.run, entry, tgt))
+        if "start" in kinds:  # the preamble came before the start: it does not count as output after it
+            stream.run.since_start = -1
         done.extend(self._process(stream.run, line, targets))
         return done
 

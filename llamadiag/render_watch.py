@@ -78,7 +78,8 @@ class RichSink:
         if not event["causes"]:
             return Text.assemble(head, "\n", Text("No known failure recognised.", style="green"))
         table = Table(title=head, title_justify="left")
-        for column in ("rule", "run", "severity", "confidence", "count", "first line", "last line", "last seen"):
+        table.add_column("rule", no_wrap=True)
+        for column in ("run", "severity", "confidence", "seen", "lines", "last seen"):
             table.add_column(column)
         for c in event["causes"]:
             confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
@@ -87,10 +88,9 @@ class RichSink:
                 str(c["run"]),
                 Text(c["severity"], style=SEV_STYLE.get(c["severity"], "")),
                 Text(str(confidence), style=CONF_STYLE.get(str(confidence), "")),
-                str(c["count"]),
-                str(c["first_seen"]["line"]),
-                str(c["last_seen"]["line"]),
-                c["last_seen"]["at"],
+                f"{c['count']}×",
+                f"{c['first_seen']['line']}-{c['last_seen']['line']}",
+                c["last_seen"]["at"][11:19],  # the time of day (UTC); the date is in the JSON
             )
         return table
 
