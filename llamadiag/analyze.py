@@ -78,6 +78,9 @@ class Analyzer:
         self.line_number = 0
         self.run_count = 0  # run indices stay unique when `watch` retires ended runs
         self.unmatched: list[Line] = []
+        self.child_argv: dict[str, list[str]] = {}  # router child instance -> argv elements
+        self._argv_port: str | None = None
+        self._argv_last = -1
         self.on_entry: Any = None  # optional hook (unmatched-line collection)
         # optional hook: (run, [(run, rule index, match)]) as soon as an entry completes matches,
         # so `watch` assesses them with exactly the facts known at that line
@@ -185,8 +188,8 @@ class Analyzer:
         pending, stream.preamble = stream.preamble, []
         for entry, tgt in pending:
             done.extend(self._process(stream.run, entry, tgt))
-        if "start" in kinds:  # the preamble came before the start: it does not count as output after it
-            stream.run.since_start = -1
+        if "start" in kinds:
+            stream.run.since_start = -1  # counts what follows the start line, not its preamble
         done.extend(self._process(stream.run, line, targets))
         return done
 
@@ -222,8 +225,20 @@ class Analyzer:
                 run.stats.observe(t.ref, m.groupdict())
             elif kind == "exclude":
                 run.excluded.setdefault(t.ref[0], (line.number, t.ref[1]))
-            elif kind == "cmdline" and run.cmdline is None:
-                run.cmdline = self.flag_table.parse(text[m.start() :])
+            elif kind == "argv_spawn":
+                self._argv_port, self._argv_last = m.group("instance"), -1
+            elif kind == "argv_header" and self._argv_port is not None:
+                self.child_argv[self._argv_port] = []
+                self._argv_last = line.end
+            elif kind == "argv_item" and self._argv_port in self.child_argv and line.number == self._argv_last + 1:
+                self.child_argv[self._argv_port].append(m.group("arg"))
+                self._argv_last = line.end
+            elif kind == "cmdline":
+                parsed = self.flag_table.parse(text[m.start() :])
+                # `llama-server --version` is not the serving command line; keep the richest one
+                useful = set(parsed.values) - {"version", "list-devices"}
+                if len(useful) > len(run.cmdline.values if run.cmdline else {}):
+                    run.cmdline = parsed
         done: list[tuple[Run, int, Match]] = []
         for (rule_i, sig_i), hits in sorted(sig_hits.items()):
             matcher = run.matchers.get((rule_i, sig_i))
@@ -257,6 +272,8 @@ class Analyzer:
 
     # -- evaluation ---------------------------------------------------------------
     def run_facts(self, run: Run) -> dict[str, FactValue]:
+        if run.cmdline is None and run.instance in self.child_argv:
+            run.cmdline = self.flag_table.parse(" ".join(_quote(a) for a in self.child_argv[run.instance]))
         flags = run.cmdline if run.cmdline else self.cli_flags
         if run.cmdline and self.cli_flags:  # flags given on our command line fill gaps
             merged = ParsedFlags(
@@ -275,7 +292,9 @@ class Analyzer:
         ruled_out: list[RuledOut] = []
         for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
             rule = self.k.rules[rule_i].rule
-            result = assess(rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i))
+            result = assess(
+                self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
+            )
             (findings if isinstance(result, Finding) else ruled_out).append(result)
         return _apply_supersedes(findings, self.k), ruled_out
 
@@ -289,7 +308,7 @@ class Analyzer:
             last_line=run.last_line,
             startup_seen=run.startup_seen,
             facts=_facts_for_output(facts),
-            fact_sources={k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in sorted(facts.items())},
+            fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
             stats=run.stats.summary(),
         )
 
@@ -315,6 +334,10 @@ class Analyzer:
             ruled_out=ruled,
             notes=notes or [],
         )
+
+
+def _quote(arg: str) -> str:
+    return f'"{arg}"' if (" " in arg or not arg) and '"' not in arg else arg
 
 
 def _facts_for_output(facts: dict[str, FactValue]) -> dict[str, Any]:
@@ -376,6 +399,10 @@ def _build_index(k: Knowledge) -> LiteralIndex:
         index.add("startup", None, p.regex, p.literal)
     for p in k.runs.commandline:
         index.add("cmdline", None, p.regex, p.literal)
+    if k.runs.child_argv is not None:
+        argv = k.runs.child_argv
+        for kind, p in (("argv_spawn", argv.spawn), ("argv_header", argv.header), ("argv_item", argv.item)):
+            index.add(kind, None, p.regex, p.literal)
     for stat in k.stats.lines:
         index.add("stat", stat.name, stat.regex, stat.literal)
     for cont in k.envelope.continuations:

@@ -57,9 +57,16 @@ def show(rule_id: str, rules: RulesOpt = None) -> None:
 
 @rules_app.command("test")
 def test(
-    ids: Annotated[list[str] | None, typer.Argument(help="Only these rule ids.")] = None, rules: RulesOpt = None
+    ids: Annotated[list[str] | None, typer.Argument(help="Only these rule ids.")] = None,
+    bless: Annotated[
+        bool, typer.Option("--bless", help="Rewrite corpus expectations to what the engine finds.")
+    ] = False,
+    rules: RulesOpt = None,
 ) -> None:
-    """Run every rule's inline examples through the engine."""
+    """Run every rule's inline examples and the annotated corpus (sample_logs/) through the engine."""
+    from llamadiag.corpus import bless as bless_cases
+    from llamadiag.corpus import find_root, load_cases, run_cases, unlisted_logs
+
     k = _load(rules)
     failed = total = 0
     console = Console(highlight=False)
@@ -71,6 +78,29 @@ def test(
             if not result.ok:
                 failed += 1
                 console.print(safe(f"FAIL {result.rule_id}: {result.name}: {result.detail}"))
+    root = find_root()
+    if root is None:
+        console.print("corpus: not found (sample_logs/ and tests/expectations/ live in a checkout)")
+    else:
+        cases = run_cases(k, root, load_cases(root))
+        if ids:
+            cases = [
+                c
+                for c in cases
+                if {r for r, _ in c.got} & set(ids) or {f["rule"] for f in c.entry.get("findings") or []} & set(ids)
+            ]
+        for case in cases:
+            total += 1
+            if case.problems:
+                failed += 1
+                console.print(safe(f"FAIL corpus {case.entry['log']}: {'; '.join(case.problems)}"))
+        for name in unlisted_logs(root, cases if not ids else load_cases(root)):
+            failed += 1
+            console.print(safe(f"FAIL corpus {name}: no expectation entry"))
+        if bless and failed:
+            changed = bless_cases(cases)
+            console.print(f"blessed: rewrote {changed} expectation(s); review the diff before committing")
+            raise typer.Exit(0)
     console.print(f"{total - failed} passed, {failed} failed")
     raise typer.Exit(1 if failed else (2 if k.errors else 0))
 
@@ -95,3 +125,22 @@ def schema(output: Annotated[Path | None, typer.Option("--output", "-o", help="W
         output.write_text(text)
     else:
         typer.echo(text, nl=False)
+
+
+@rules_app.command("docs")
+def docs(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Folder for the pages.")] = Path("docs/rules"),
+    check: Annotated[bool, typer.Option("--check", help="Only report stale pages (exit 1).")] = False,
+) -> None:
+    """Generate docs/rules/<id>.md and an index table from the rule files."""
+    from llamadiag import docsgen
+
+    k = _load(None)
+    if check:
+        pages = docsgen.generate(k)
+        stale = [n for n, c in pages.items() if not (output / n).is_file() or (output / n).read_text() != c]
+        for name in stale:
+            typer.echo(f"stale: {output / name}")
+        raise typer.Exit(1 if stale else 0)
+    changed = docsgen.write(k, output)
+    typer.echo(f"{len(changed)} page(s) written to {output}")

@@ -94,7 +94,7 @@ class FlagTable:
     def _program_index(self, tokens: list[str]) -> int:
         for i, token in enumerate(tokens):
             base = re.split(r"[/\\]", token)[-1]
-            if base in self.spec.program or token in self.spec.program or "llama.cpp:server" in token:
+            if base in self.spec.program or token in self.spec.program or any(i in token for i in self.spec.images):
                 return i
         return len(tokens)
 

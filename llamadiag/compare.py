@@ -83,6 +83,4 @@ def _check(
         return CheckResult(check.text, "unknown", "no generation timings in one of the logs")
     drop = (b - a) / b if b else 0.0
     ok = drop <= (check.tolerance or 0.1)
-    return CheckResult(
-        check.text, "pass" if ok else "fail", f"generation p90 {b:.2f} -> {a:.2f} tok/s ({-drop:+.0%})"
-    )
+    return CheckResult(check.text, "pass" if ok else "fail", f"generation p90 {b:.2f} -> {a:.2f} tok/s ({-drop:+.0%})")

@@ -10,6 +10,15 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 
+def reference_label(kind: str, ident: str, repo: str, title: str | None) -> str:
+    """`#30204`, `PR #30257`, `commit a748c27057`; references to other repositories name them."""
+    if kind == "doc":
+        return title or ident
+    prefix = "" if repo == "ggml-org/llama.cpp" else f"{repo} "
+    mark = {"issue": "#", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}.get(kind, "")
+    return f"{prefix}{mark}{ident}"
+
+
 class Evidence(BaseModel):
     line: int
     text: str
@@ -20,16 +29,26 @@ class FactUse(BaseModel):
     line: int | None = None
     source: str
 
+    @classmethod
+    def of(cls, fact: Any) -> FactUse:
+        """From a facts.FactValue (same three fields)."""
+        return cls(value=fact.value, line=fact.line, source=fact.source)
+
 
 class ReferenceOut(BaseModel):
     kind: str
     id: str
+    repo: str = "ggml-org/llama.cpp"
     role: str
     build: int | None = None
     title: str | None = None
     url: str
     confirmed: bool = True
     note: str | None = None
+
+    @property
+    def label(self) -> str:
+        return reference_label(self.kind, self.id, self.repo, self.title)
 
 
 class StepOut(BaseModel):

@@ -59,6 +59,7 @@ class Unusable(Strict):
 
 class Versions(Strict):
     shapes: list[VersionShape]
+    question: str = Field(description="Asked when a rule's fix window needs the build; {fixed} is the fix build.")
     unusable: list[Unusable] = Field(default_factory=list)
 
 
@@ -74,6 +75,14 @@ class Eras(Strict):
     fingerprints: list[EraFingerprint]
 
 
+class ChildArgv(Strict):
+    """A router logging a child's argv one element per line: the only command line a log holds."""
+
+    spawn: PatternSpec = Field(description="Names the child; group `instance` is its stream key (the port).")
+    header: PatternSpec = Field(description="The line after which argv elements follow.")
+    item: PatternSpec = Field(description="One argv element; group `arg`.")
+
+
 class Runs(Strict):
     start: list[PatternSpec] = Field(description="An entry that opens a new server run.")
     preamble: list[PatternSpec] = Field(
@@ -83,6 +92,7 @@ class Runs(Strict):
         default_factory=list, description="Entries proving the run printed its whole startup."
     )
     commandline: list[PatternSpec] = Field(default_factory=list, description="A pasted shell command line.")
+    child_argv: ChildArgv | None = None
 
 
 class StatLine(Strict):
@@ -128,4 +138,7 @@ class Flag(Strict):
 
 class Flags(Strict):
     program: list[str] = Field(description="Program names that start a llama-server command line.")
+    images: list[str] = Field(
+        default_factory=list, description="Container image names whose arguments go to the server."
+    )
     flags: list[Flag]

@@ -26,8 +26,6 @@ from llamadiag.patterns import compile_pattern
 from llamadiag.rulemodel import Condition, Confidence, Rule
 from llamadiag.templates import derive_all, render, render_with_fallback
 
-VERSION_QUESTION = "Run `llama-server --version` and give its output (builds before b{fixed} lack the fix)."
-
 
 @dataclass
 class RuleHits:
@@ -89,6 +87,7 @@ def _condition_name(cond: Condition) -> str:
 
 
 def assess(
+    version_question: str,
     rule: Rule,
     run_index: int,
     hits: RuleHits,
@@ -161,7 +160,7 @@ def assess(
         known_before = hi_v is not None and hi_v < versions.fixed_in
         if not (known_past or known_before):
             # whether the user's build has the fix is itself an open condition
-            questions.append(VERSION_QUESTION.format(fixed=versions.fixed_in))
+            questions.append(version_question.format(fixed=versions.fixed_in))
             if confidence is Confidence.confirmed:
                 confidence = Confidence.likely
 
@@ -183,24 +182,12 @@ def assess(
         summary=rule.summary.strip(),
         evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
         values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
-        facts_used={k: FactUse(value=v.value, line=v.line, source=v.source) for k, v in used.items()},
+        facts_used={k: FactUse.of(v) for k, v in used.items()},
         conditions=cond_out,
         count=hits.count,
         first_line=match.first,
         last_line=hits.last_line,
-        references=[
-            ReferenceOut(
-                kind=r.kind,
-                id=r.id,
-                role=r.role,
-                build=r.build,
-                title=r.title,
-                url=r.url,
-                confirmed=r.confirmed,
-                note=r.note,
-            )
-            for r in rule.references
-        ],
+        references=[ReferenceOut(**r.model_dump(), url=r.url) for r in rule.references],
         fixed_in=versions.fixed_in,
         introduced_in=versions.introduced_in,
         version_status=status,

@@ -18,8 +18,7 @@ def _fence(text: str) -> str:
 
 
 def _ref(r) -> str:  # type: ignore[no-untyped-def]
-    label = {"issue": "issue #", "pr": "PR #", "commit": "commit ", "discussion": "discussion #"}.get(r.kind, "")
-    text = f"[{label}{r.id}]({r.url}) ({r.role}"
+    text = f"[{r.label}]({r.url}) ({r.role}"
     if r.build:
         text += f", first in b{r.build}"
     text += ")"

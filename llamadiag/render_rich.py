@@ -72,9 +72,8 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
     if f.references:
         parts += [Text(), Text("References", style="bold")]
         for r in f.references:
-            label = {"issue": "#", "pr": "PR #", "commit": "commit "}.get(r.kind, "") + r.id
             line = Text(f" {r.role:8} ")
-            line.append(label, style=f"link {r.url}")
+            line.append(r.label, style=f"link {r.url}")
             extra = f" (first in b{r.build})" if r.build else ""
             extra += "" if r.confirmed else " (unconfirmed)"
             line.append_text(safe(f"{extra} {r.title or r.note or ''}"))

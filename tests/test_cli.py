@@ -24,8 +24,9 @@ SEED_CMD = "llama-server -m g.gguf --mmproj mmproj-F16.gguf --spec-type draft-mt
 
 def run(*args: str, stdin: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "llamadiag", *args], input=stdin, capture_output=True,
-                          env=full_env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "llamadiag", *args], input=stdin, capture_output=True, env=full_env, timeout=120
+    )
 
 
 @pytest.fixture()
@@ -36,8 +37,16 @@ def seed_log(tmp_path: Path) -> Path:
 
 
 def test_json_contract(seed_log: Path) -> None:
-    out = run("explain", str(seed_log), "--format", "json", "--cmdline", SEED_CMD, "--version-text",
-              "version: 11503 (d41c07e2b)\nbuilt with GNU 14.2.0 for Linux x86_64")
+    out = run(
+        "explain",
+        str(seed_log),
+        "--format",
+        "json",
+        "--cmdline",
+        SEED_CMD,
+        "--version-text",
+        "version: 11503 (d41c07e2b)\nbuilt with GNU 14.2.0 for Linux x86_64",
+    )
     assert out.returncode == 1, out.stderr
     data = json.loads(out.stdout)
     run0 = data["runs"][0]
@@ -45,11 +54,15 @@ def test_json_contract(seed_log: Path) -> None:
     assert run0["facts"]["flags"]["spec-type"] == "draft-mtp"
     f = data["findings"][0]
     assert (f["rule_id"], f["confidence"], f["severity"], f["run"]) == (
-        "spec-vision-draft-position-gap", "confirmed", "error", 0)
+        "spec-vision-draft-position-gap",
+        "confirmed",
+        "error",
+        0,
+    )
     assert f["values"]["X"] == 17 and f["values"]["Y"] == 942 and f["values"]["seq"] == 3
     assert f["evidence"][0]["line"] == 1 and "inconsistent sequence positions" in f["evidence"][0]["text"]
     assert f["fixed_in"] == 11548
-    fix = [r for r in f["references"] if r["role"] == "fix"][0]
+    fix = next(r for r in f["references"] if r["role"] == "fix")
     assert (fix["kind"], fix["id"], fix["build"]) == ("pr", "30257", 11548)
     assert {"text", "command"} <= set(f["remediation"][0])
     assert f["workarounds"] and f["verification"] and isinstance(f["questions"], list)
@@ -79,10 +92,13 @@ def test_stdin_and_gzip(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["findings"][0]["rule_id"] == "spec-vision-draft-position-gap"
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 20, "binary data"),
-    (gzip.compress(SEED_SNIPPET.encode() * 500)[:300], "truncated"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"\x7fELF\x02\x01\x01" + bytes(range(256)) * 20, "binary data"),
+        (gzip.compress(SEED_SNIPPET.encode() * 500)[:300], "truncated"),
+    ],
+)
 def test_bad_input_is_one_clear_line(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "bad.log"
     path.write_bytes(content)
@@ -100,8 +116,10 @@ def test_empty_log_is_not_an_error(tmp_path: Path) -> None:
 
 
 def test_log_text_cannot_style_or_drive_the_terminal(tmp_path: Path) -> None:
-    hostile = ("E srv        decode: failed to process speculative batch [bold red]PWNED[/] "
-               "\x1b]0;title\x07\x1b[2J\x1b[31mred\n")
+    hostile = (
+        "E srv        decode: failed to process speculative batch [bold red]PWNED[/] "
+        "\x1b]0;title\x07\x1b[2J\x1b[31mred\n"
+    )
     path = tmp_path / "hostile.log"
     path.write_bytes(hostile.encode())
     out = run("explain", str(path), env={"FORCE_COLOR": "1", "TERM": "xterm-256color"})

@@ -15,22 +15,37 @@ def table(knowledge) -> FlagTable:
 def test_seed_command_line(table) -> None:
     parsed = table.parse(
         "$ llama-server -m GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf --mmproj mmproj-F16.gguf -ngl 99 -fa on "
-        "--jinja -c 131072 -b 4096 -ub 1024 --spec-type draft-mtp --spec-draft-n-max 3 --host 0.0.0.0 --port 8080")
+        "--jinja -c 131072 -b 4096 -ub 1024 --spec-type draft-mtp --spec-draft-n-max 3 --host 0.0.0.0 --port 8080"
+    )
     assert parsed.values == {
-        "model": "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf", "mmproj": "mmproj-F16.gguf", "n-gpu-layers": "99",
-        "flash-attn": "on", "jinja": True, "ctx-size": "131072", "batch-size": "4096", "ubatch-size": "1024",
-        "spec-type": "draft-mtp", "spec-draft-n-max": "3", "host": "0.0.0.0", "port": "8080"}
+        "model": "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf",
+        "mmproj": "mmproj-F16.gguf",
+        "n-gpu-layers": "99",
+        "flash-attn": "on",
+        "jinja": True,
+        "ctx-size": "131072",
+        "batch-size": "4096",
+        "ubatch-size": "1024",
+        "spec-type": "draft-mtp",
+        "spec-draft-n-max": "3",
+        "host": "0.0.0.0",
+        "port": "8080",
+    }
     assert parsed.unknown == []
 
 
 def test_long_forms_equals_and_continuations(table) -> None:
-    parsed = table.parse("./build/bin/llama-server \\\n  --model=/m/q.gguf \\\n  --ctx-size=8192 --parallel 4 --gpu-layers 20")
+    parsed = table.parse(
+        "./build/bin/llama-server \\\n  --model=/m/q.gguf \\\n  --ctx-size=8192 --parallel 4 --gpu-layers 20"
+    )
     assert parsed.values == {"model": "/m/q.gguf", "ctx-size": "8192", "parallel": "4", "n-gpu-layers": "20"}
 
 
 def test_env_variables_and_docker(table) -> None:
-    parsed = table.parse("docker run --gpus all -e LLAMA_ARG_CTX_SIZE=16384 -e LLAMA_ARG_MMPROJ=/m/p.gguf "
-                         "ghcr.io/ggml-org/llama.cpp:server-cuda -m /m/x.gguf")
+    parsed = table.parse(
+        "docker run --gpus all -e LLAMA_ARG_CTX_SIZE=16384 -e LLAMA_ARG_MMPROJ=/m/p.gguf "
+        "ghcr.io/ggml-org/llama.cpp:server-cuda -m /m/x.gguf"
+    )
     assert parsed.values["ctx-size"] == "16384" and parsed.values["mmproj"] == "/m/p.gguf"
     parsed = table.parse("LLAMA_ARG_N_PARALLEL=2 llama-server -m x.gguf -np 8")
     assert parsed.values["parallel"] == "8"  # the command line wins over the environment

@@ -11,8 +11,11 @@ SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
 
 def compare(before: Path, after: Path) -> tuple[int, dict]:
-    out = subprocess.run([sys.executable, "-m", "llamadiag", "compare", str(before), str(after), "--format", "json"],
-                         capture_output=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "llamadiag", "compare", str(before), str(after), "--format", "json"],
+        capture_output=True,
+        timeout=120,
+    )
     return out.returncode, json.loads(out.stdout)
 
 
@@ -34,8 +37,9 @@ def test_fix_by_dropping_speculation_fails_the_checks(tmp_path: Path) -> None:
     # "fixed" by turning the draft off: no failure any more, but no draft acceptance and slower text
     text = (SAMPLES / "seed-b11721-fixed-default.log").read_text()
     lines = [ln for ln in text.splitlines() if "draft acceptance" not in ln]
-    slow = "\n".join(ln.replace("tokens per second)", "tokens per second)").replace(
-        "(   30.", "(   55.") for ln in lines)
+    slow = "\n".join(
+        ln.replace("tokens per second)", "tokens per second)").replace("(   30.", "(   55.") for ln in lines
+    )
     after = tmp_path / "after.log"
     after.write_text(slow + "\n")
     rc, data = compare(SAMPLES / "seed-b11503-default.log", after)

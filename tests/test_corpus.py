@@ -2,37 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-import yaml
 
-from llamadiag.selftest import analyze_file, check_expectation
+from llamadiag.corpus import find_root, load_cases, run_cases, unlisted_logs
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_logs"
-
-
-def _expectations() -> list[dict]:
-    out = []
-    for path in sorted((ROOT / "tests" / "expectations").glob("*.yaml")):
-        for entry in yaml.safe_load(path.read_text()) or []:
-            entry["_file"] = path.name
-            out.append(entry)
-    return out
+ROOT = find_root()
+CASES = load_cases(ROOT) if ROOT else []
 
 
-EXPECTATIONS = _expectations()
-
-
-@pytest.mark.parametrize("entry", EXPECTATIONS, ids=[e["log"] for e in EXPECTATIONS])
-def test_sample_log_verdict(knowledge, entry: dict) -> None:
-    report = analyze_file(knowledge, SAMPLES / entry["log"], entry.get("cmdline"), entry.get("version_text"))
-    assert check_expectation(report, entry) == []
+@pytest.mark.parametrize("case", CASES, ids=[c.entry["log"] for c in CASES])
+def test_sample_log_verdict(knowledge, case) -> None:
+    assert run_cases(knowledge, ROOT, [case])[0].problems == []
 
 
 def test_every_sample_log_has_an_expectation() -> None:
-    listed = {e["log"] for e in EXPECTATIONS}
-    shipped = {p.name for p in SAMPLES.iterdir() if p.is_file()} if SAMPLES.is_dir() else set()
-    assert shipped - listed == set(), "sample logs without an expected verdict"
-    assert listed - shipped == set(), "expectations for logs that do not exist"
+    assert ROOT is not None
+    assert unlisted_logs(ROOT, CASES) == [], "sample logs without an expected verdict"

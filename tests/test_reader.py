@@ -20,22 +20,32 @@ def lines_of(path: Path, report: ReadReport | None = None) -> list[str]:
     return [line for block in read_blocks(str(path), report) for line in block]
 
 
-@pytest.mark.parametrize("name,packer", [
-    ("plain.log", lambda b: b),
-    ("x.gz", gzip.compress),
-    ("x.bz2", bz2.compress),
-    ("x.xz", lzma.compress),
-    ("x.zst", lambda b: zstandard.ZstdCompressor().compress(b)),
-    ("renamed.txt", gzip.compress),  # magic bytes, not the extension, decide
-])
+@pytest.mark.parametrize(
+    "name,packer",
+    [
+        ("plain.log", lambda b: b),
+        ("x.gz", gzip.compress),
+        ("x.bz2", bz2.compress),
+        ("x.xz", lzma.compress),
+        ("x.zst", lambda b: zstandard.ZstdCompressor().compress(b)),
+        ("renamed.txt", gzip.compress),  # magic bytes, not the extension, decide
+    ],
+)
 def test_compression_by_magic(tmp_path: Path, name: str, packer) -> None:
     path = tmp_path / name
     path.write_bytes(packer(LOG.encode()))
     assert lines_of(path) == LOG.splitlines()
 
 
-@pytest.mark.parametrize("encoding,bom", [("utf-16-le", codecs.BOM_UTF16_LE), ("utf-16-be", codecs.BOM_UTF16_BE),
-                                          ("utf-16-le", b""), ("utf-8", codecs.BOM_UTF8)])
+@pytest.mark.parametrize(
+    "encoding,bom",
+    [
+        ("utf-16-le", codecs.BOM_UTF16_LE),
+        ("utf-16-be", codecs.BOM_UTF16_BE),
+        ("utf-16-le", b""),
+        ("utf-8", codecs.BOM_UTF8),
+    ],
+)
 def test_utf16_and_boms(tmp_path: Path, encoding: str, bom: bytes) -> None:
     path = tmp_path / "ps.log"
     path.write_bytes(bom + LOG.replace("\n", "\r\n").encode(encoding))

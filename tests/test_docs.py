@@ -1,0 +1,33 @@
+"""Generated documentation is never stale: rule pages, the index and the rule JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from llamadiag import docsgen
+from llamadiag.rulemodel import Rule
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def test_rule_pages_are_current(knowledge) -> None:
+    pages = docsgen.generate(knowledge)
+    stale = [
+        name
+        for name, content in pages.items()
+        if not (DOCS / "rules" / name).is_file() or (DOCS / "rules" / name).read_text() != content
+    ]
+    extra = [p.name for p in (DOCS / "rules").glob("*.md") if p.name not in pages]
+    assert stale == [] and extra == [], "run `llamadiag rules docs` and commit docs/rules/"
+
+
+def test_schema_is_current() -> None:
+    on_disk = json.loads((DOCS / "rule-schema.json").read_text())
+    assert on_disk == Rule.model_json_schema(by_alias=True), "run `llamadiag rules schema -o docs/rule-schema.json`"
+
+
+def test_index_lists_every_rule(knowledge) -> None:
+    index = (DOCS / "rules" / "index.md").read_text()
+    for loaded in knowledge.rules:
+        assert f"[{loaded.rule.id}]({loaded.rule.id}.md)" in index
