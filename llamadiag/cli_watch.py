@@ -149,7 +149,8 @@ def watch(
                 raise fail(end.error or "cannot read the input")
             if end is not None and end.error:
                 watcher.notice("input_error", end.error, pump.report.lines)
-            reason = "end of input" if end is not None else f"stopped by {signal.Signals(stopper.signum).name}"
+            # Ctrl-C in a shell also ends the producer: the signal, not the end of input, stopped us
+            reason = "end of input" if stopper.signum is None else f"stopped by {signal.Signals(stopper.signum).name}"
             info = {
                 "name": pump.report.name,
                 "lines": pump.report.lines,

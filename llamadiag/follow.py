@@ -38,7 +38,6 @@ class LiveSource(io.RawIOBase):
         self.pos = 0
         self.last_byte = b"\n"
         self.missing = False
-        self.ended_mid_line = False
         if source == "-":
             self.fd = sys.stdin.fileno()
         elif not self._open(initial=True):
@@ -80,7 +79,6 @@ class LiveSource(io.RawIOBase):
                 self.last_byte = data[-1:]
                 return n
             if not self.follow:
-                self.ended_mid_line = self.last_byte != b"\n"
                 return 0
             if self._switched():
                 if self.last_byte != b"\n":  # the old file ended mid-line: end that line here

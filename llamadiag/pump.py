@@ -87,8 +87,9 @@ class InputPump:
                 self._report_stretch(closing=False)
             self._report_cuts()
             self._report_stretch(closing=True)
-            if self.source.ended_mid_line:
-                self.queue.put(Notice("partial_line", "the input ended in the middle of a line; it was analysed as is"))
+            if self.report.ended_mid_line:
+                message = "the input ended in the middle of a line; it was analysed as is"
+                self.queue.put(Notice("partial_line", message, self.report.lines))
             self.queue.put(End(self.report.error))
         except InputError as exc:
             self.queue.put(End(str(exc), fatal=True))

@@ -45,6 +45,7 @@ class ReadReport:
     cut_lines: list[tuple[int, int]] = field(default_factory=list)  # (line, bytes skipped)
     replaced_chars: int = 0
     error: str | None = None  # a problem after some data was read (truncated archive ...)
+    ended_mid_line: bool = False  # the text did not end with a newline (a cut paste, a stream stopped mid-line)
 
     def notes(self) -> list[str]:
         out = []
@@ -218,6 +219,7 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
     pending += tail
     if pending and not skipping:
         report.lines += 1
+        report.ended_mid_line = True
         yield [_clean(pending)]
 
 
