@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from llamadiag.follow import LiveSource
 from llamadiag.reader import MAX_LINE, InputError, ReadReport, read_stream
 
-QUEUE_BLOCKS = 16
+READ_BLOCK = 1 << 18  # bytes per read at most; a live stream hands over far less at a time
+QUEUE_BLOCKS = 4  # at most this many blocks wait for the analysis: memory in flight stays about 1 MiB
 BINARY_SHARE = 8  # a line with more than 1/8 undecodable characters is binary data, not text
 NOTICE_EVERY = 1.0  # seconds: an ongoing stretch of binary data is reported at most this often
 
@@ -76,7 +77,7 @@ class InputPump:
     def _run(self) -> None:
         try:
             seen_replaced = 0
-            for lines in read_stream(self.source, self.report):  # type: ignore[arg-type]
+            for lines in read_stream(self.source, self.report, READ_BLOCK):  # type: ignore[arg-type]
                 if self.report.replaced_chars != seen_replaced:
                     seen_replaced = self.report.replaced_chars
                     self._blank_binary(lines, self.report.lines - len(lines) + 1)
