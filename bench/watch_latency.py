@@ -6,7 +6,10 @@ fixed rate into `python -m llamadiag watch - --format jsonl`. Each replay starts
 run, so each loop yields one new finding. The writer keeps the write time of every line; the
 reader matches each finding to its last evidence line.
 
-    python bench/watch_latency.py --rate 1000 --rate 10000 --seconds 20
+    python bench/watch_latency.py --rate 1000 --rate 10000 --seconds 20 [--follow]
+
+With --follow the lines are appended to a file that watch follows (`watch --follow FILE`)
+instead of being piped to its stdin.
 
 The latency includes watch's settle window (20 lines after the evidence, or 0.2 s of quiet),
 since that is what an operator waits for.
@@ -20,6 +23,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -28,12 +32,13 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_logs" / "seed-b11503-default.log"
 
 
-def measure(rate: int, seconds: float, sample: Path) -> dict:
+def measure(rate: int, seconds: float, sample: Path, target: Path | None) -> dict:
     cycle = sample.read_bytes().splitlines(keepends=True)
     total = int(rate * seconds)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    source = [str(target), "--follow"] if target else ["-"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llamadiag", "watch", "-", "--format", "jsonl"],
+        [sys.executable, "-m", "llamadiag", "watch", *source, "--format", "jsonl"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         env=env,
@@ -55,7 +60,7 @@ def measure(rate: int, seconds: float, sample: Path) -> dict:
     reader.start()
     time.sleep(1.5)  # start-up (rules, imports) is not detection latency
     assert proc.stdin is not None
-    fd = proc.stdin.fileno()
+    fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT) if target else proc.stdin.fileno()
     start = time.perf_counter()
     sent = 0
     while sent < total:
@@ -71,12 +76,16 @@ def measure(rate: int, seconds: float, sample: Path) -> dict:
         else:
             time.sleep(max(0.0, start + (sent + 1) / rate - now))
     elapsed = time.perf_counter() - start
+    if target:
+        time.sleep(1.0)  # let the last events out, then stop the follower
+        proc.terminate()
     proc.stdin.close()
     proc.wait(timeout=120)
     reader.join(timeout=10)
     ordered = sorted(latencies)
     pick = lambda q: ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000  # noqa: E731
     return {
+        "input": "follow" if target else "pipe",
         "rate": rate,
         "achieved_rate": round(total / elapsed),
         "findings": len(ordered),
@@ -84,6 +93,7 @@ def measure(rate: int, seconds: float, sample: Path) -> dict:
         "p90_ms": round(pick(0.90), 2) if ordered else None,
         "p99_ms": round(pick(0.99), 2) if ordered else None,
         "max_ms": round(ordered[-1] * 1000, 2) if ordered else None,
+        "load_average": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
     }
 
 
@@ -92,9 +102,12 @@ def main() -> None:
     parser.add_argument("--rate", type=int, action="append", help="lines per second (repeatable)")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--sample", type=Path, default=SAMPLE)
+    parser.add_argument("--follow", action="store_true", help="append to a followed file instead of a pipe")
     args = parser.parse_args()
     for rate in args.rate or [1000, 10000]:
-        print(json.dumps(measure(rate, args.seconds, args.sample)), flush=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "server.log" if args.follow else None
+            print(json.dumps(measure(rate, args.seconds, args.sample, target)), flush=True)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from llamadiag.reader import InputError
 
-POLL_MIN = 0.005  # seconds between polls right after data arrived
+POLL_MIN = 0.001  # seconds between polls right after data arrived
 POLL_MAX = 0.1  # ... backing off to this while the file stays quiet
 
 Notify = Callable[[str, str], None]  # (kind, message)
