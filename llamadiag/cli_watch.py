@@ -131,6 +131,7 @@ def watch(
     except InputError as exc:
         raise fail(str(exc)) from exc
     console = Console(highlight=False)
+    console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]  # rich would exit 1, our "found"
     sink = JsonlSink(sys.stdout) if fmt is WatchFormat.jsonl else RichSink(console)
     watcher = Watcher(Analyzer(k, cmdline), sink, repeat_interval)
     stopper = _Stopper()

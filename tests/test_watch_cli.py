@@ -158,18 +158,23 @@ def test_follow_survives_rotation_and_truncation(tmp_path: Path) -> None:
 
 
 @POSIX
-def test_a_closed_output_pipe_ends_watch_quietly() -> None:
+@pytest.mark.parametrize("fmt", ["jsonl", "rich"])
+def test_a_closed_output_pipe_ends_watch_quietly(fmt: str) -> None:
     out = subprocess.run(
-        f"{sys.executable} -m llamadiag watch - --format jsonl | head -1",
+        f"{sys.executable} -m llamadiag watch - --format {fmt} | head -1; exit ${{PIPESTATUS[0]}}",
         shell=True,
+        executable="/bin/bash",
         input=SEED * 3,
         capture_output=True,
         timeout=WAIT,
     )
-    assert json.loads(out.stdout)["type"] == "run_start"
-    assert out.stderr == b""
+    assert out.stdout.decode().startswith('{"type": "run_start"' if fmt == "jsonl" else "▶ run 0")
+    assert out.stderr == b"" and out.returncode == 128 + signal.SIGPIPE
 
-    proc = start("-", "--format", "jsonl")  # and while the input is quiet, not only on the next write
+
+@POSIX
+def test_a_closed_output_pipe_is_noticed_while_the_input_is_quiet() -> None:
+    proc = start("-", "--format", "jsonl")
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(SEED)
     proc.stdin.flush()
