@@ -81,7 +81,7 @@ class Analyzer:
         self.child_argv: dict[str, list[str]] = {}  # router child instance -> argv elements
         self._argv_port: str | None = None
         self._argv_last = -1
-        self.on_entry: Any = None  # optional hook (unmatched-line collection)
+        self.on_entry: Any = None  # optional hook before each entry (unmatched lines; watch settles verdicts)
         # optional hook: (run, [(run, rule index, match)]) as soon as an entry completes matches,
         # so `watch` assesses them with exactly the facts known at that line
         self.on_matches: Any = None
