@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
@@ -76,10 +77,12 @@ def analyze_source(
     version_text: str | None,
     build: int | None,
     every_line: bool = False,
+    on_entry: Callable[..., None] | None = None,
 ) -> tuple[Report, Analyzer, ReadReport]:
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
     analyzer = Analyzer(k, cmdline, version_text, build, every_line=every_line)
+    analyzer.on_entry = on_entry
     read_report = ReadReport(source)
     try:
         for block in read_blocks(source, read_report):
@@ -128,15 +131,36 @@ def explain(
         Severity, typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity.")
     ] = Severity.error,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
+    ] = False,
+    unmatched: Annotated[
+        bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
+    ] = False,
     rules: RulesOpt = None,
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    report, _, read_report = analyze_source(k, source, cmdline, version_text, build)
+    collector = None
+    if unmatched:
+        from llamadiag.templating import UnmatchedCollector
+
+        collector = UnmatchedCollector([r.rule.id for r in k.rules])
+    report, _, read_report = analyze_source(
+        k, source, cmdline, version_text, build, every_line=unmatched, on_entry=collector.observe if collector else None
+    )
+    if collector is not None:
+        report.unmatched = collector.templates(report)
+    if fmt is not Format.rich:  # shareable: redacted unless asked not to (the terminal shows everything)
+        from llamadiag.cli_lookup import redactor_for
+        from llamadiag.redact import redact_report
+
+        report, redaction = redact_report(report, redactor_for(no_redact))
     if fmt is Format.json:
-        typer.echo(report.model_dump_json(indent=2, exclude={"ruled_out"} if not why else set()))
+        data = json.loads(report.model_dump_json(exclude={"ruled_out"} if not why else set()))
+        typer.echo(json.dumps(data | {"redaction": redaction.model_dump()}, indent=2))
     elif fmt is Format.markdown:
-        typer.echo(report_markdown(report), nl=False)
+        typer.echo(report_markdown(report, redaction.line()), nl=False)
     else:
         print_report(Console(highlight=False), report, why)
     broken = report_rule_errors(k)
@@ -155,12 +179,17 @@ def facts(
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
+    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
     rules: RulesOpt = None,
 ) -> None:
     """Show what the log says about the server: build, era, backends, model, flags ..., with source lines."""
     k = load(rules)
     report, _, _ = analyze_source(k, source, cmdline, version_text, build)
     if fmt is Format.json:
+        from llamadiag.cli_lookup import redactor_for
+        from llamadiag.redact import redact_report
+
+        report, _ = redact_report(report, redactor_for(no_redact))
         typer.echo(json.dumps([r.model_dump(mode="json") for r in report.runs], indent=2))
         raise typer.Exit(0)
     console = Console(highlight=False)
@@ -223,10 +252,11 @@ def compare(
     raise typer.Exit(0 if all(v.fixed for v in verdicts) else 1)
 
 
-from llamadiag import cli_rules  # noqa: E402  (registers the `rules` sub-commands)
+from llamadiag import cli_lookup, cli_rules  # noqa: E402, F401  (cli_lookup registers lookup and report)
 
 app.add_typer(cli_rules.rules_app, name="rules")
 
 from llamadiag import cli_watch  # noqa: E402  (registers the `watch` command)
 
 app.command()(cli_watch.watch)
+from llamadiag import cli_desk  # noqa: E402, F401  (registers `desk`)

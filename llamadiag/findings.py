@@ -123,3 +123,6 @@ class Report(BaseModel):
     findings: list[Finding]
     ruled_out: list[RuledOut] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+    unmatched: list[Any] = Field(
+        default_factory=list, description="With --unmatched: warning/error templates no finding explains."
+    )

@@ -154,6 +154,12 @@ def read_stream(raw: BinaryIO, report: ReadReport, block: int = BLOCK) -> Iterat
     yield from _read(raw, report, block)
 
 
+def read_bytes(data: bytes, report: ReadReport, block: int = BLOCK) -> Iterator[list[str]]:
+    """Blocks from bytes held in memory (a paste), with the same checks as a file: binary
+    refused, compression and encoding sniffed, over-long lines cut."""
+    yield from _read(io.BytesIO(data), report, block)
+
+
 def read_text(text: str) -> Iterator[list[str]]:
     """Blocks from text already in memory (a paste, an inline example)."""
     lines = text.split("\n")

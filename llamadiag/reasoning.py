@@ -23,7 +23,7 @@ from llamadiag.findings import (
 )
 from llamadiag.matcher import Match
 from llamadiag.patterns import compile_pattern
-from llamadiag.rulemodel import Condition, Confidence, Rule
+from llamadiag.rulemodel import Condition, Confidence, Reference, Rule
 from llamadiag.templates import derive_all, render, render_with_fallback
 
 
@@ -36,7 +36,8 @@ class RuleHits:
     last_line: int
 
 
-def _expected(cond: Condition) -> str:
+def expected_text(cond: Condition) -> str:
+    """What a condition needs, in words: 'in [draft-mtp, mtp]', 'equals True'."""
     for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
         value = getattr(cond, name)
         if value is not None:
@@ -112,14 +113,14 @@ def assess(
         cond_out.append(
             ConditionOut(
                 fact=name,
-                expected=_expected(cond),
+                expected=expected_text(cond),
                 value=shown,
                 status={True: "true", False: "false", None: "unknown"}[state],
             )
         )
         if state is False:
             return ruled_out(
-                f"{name} is {shown!r}, but this rule needs {_expected(cond)}"
+                f"{name} is {shown!r}, but this rule needs {expected_text(cond)}"
                 + (f" ({cond.because})" if cond.because else "")
             )
         if state is None:
@@ -187,26 +188,37 @@ def assess(
         count=hits.count,
         first_line=match.first,
         last_line=hits.last_line,
-        references=[ReferenceOut(**r.model_dump(), url=r.url) for r in rule.references],
+        references=[reference_out(r) for r in rule.references],
         fixed_in=versions.fixed_in,
         introduced_in=versions.introduced_in,
         version_status=status,
         diagnosis=diagnosis.strip(),
         root_cause=rule.root_cause.strip(),
-        remediation=[
-            StepOut(
-                text=render_with_fallback(s.text, s.fallback, scope).strip(),
-                command=render(s.command, scope)[0] if s.command else None,
-            )
-            for s in rule.remediation
-        ],
-        workarounds=[
-            WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds
-        ],
+        remediation=steps_out(rule, scope),
+        workarounds=workarounds_out(rule),
         not_to_do=[t.strip() for t in rule.not_to_do],
         verification=[s.strip() for s in rule.verification.steps],
         questions=questions,
     )
+
+
+def reference_out(r: Reference) -> ReferenceOut:
+    return ReferenceOut(**r.model_dump(), url=r.url)
+
+
+def steps_out(rule: Rule, scope: dict[str, Any]) -> list[StepOut]:
+    """The rule's remediation with captured values and facts filled in."""
+    return [
+        StepOut(
+            text=render_with_fallback(s.text, s.fallback, scope).strip(),
+            command=render(s.command, scope)[0] if s.command else None,
+        )
+        for s in rule.remediation
+    ]
+
+
+def workarounds_out(rule: Rule) -> list[WorkaroundOut]:
+    return [WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds]
 
 
 def _version_status(

@@ -119,9 +119,21 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
         console.print(Text("Ruled out", style="bold"))
         for r in report.ruled_out:
             console.print(ruled_out_line(r))
+    if report.unmatched:
+        print_unmatched(console, report.unmatched)
     for note in report.notes:
         console.print(_labelled("Note:", note, "bold yellow"))
 
 
 def ruled_out_line(r: RuledOut) -> Text:
     return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+
+
+def print_unmatched(console: Console, templates: list) -> None:
+    """Warning/error lines no rule explains, grouped: the next rule to write is at the top."""
+    table = Table(title="Lines no rule explains", title_justify="left")
+    for col in ("count", "level", "first line", "template"):
+        table.add_column(col)
+    for t in templates:
+        table.add_row(str(t.count), t.level, str(t.first_line), safe(t.template))
+    console.print(table)

@@ -1,0 +1,53 @@
+"""The desk's one door to `lookup` and redaction (llamadiag.lookup, llamadiag.redact).
+
+Both answers are redacted before anything is rendered: the report (evidence lines, facts,
+flags) and the lookup response (the query's flags and notes can quote a pasted command line).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from llamadiag import __version__
+from llamadiag.findings import Report
+from llamadiag.knowledge import Knowledge
+from llamadiag.lookup import LookupResponse
+from llamadiag.lookup import lookup as run_lookup
+from llamadiag.redact import RedactionSummary, Redactor, redact_report
+from llamadiag.render_lookup import lookup_markdown
+
+
+@dataclass
+class Redacted:
+    report: Report
+    summary: RedactionSummary
+
+    def json(self) -> str:
+        """The same JSON as `llamadiag explain --format json`: the report and what was redacted."""
+        data = json.loads(self.report.model_dump_json(exclude={"ruled_out"}))
+        return json.dumps(data | {"redaction": self.summary.model_dump()}, indent=2)
+
+
+@dataclass
+class Looked:
+    response: LookupResponse  # redacted
+    summary: RedactionSummary
+    markdown: str  # the same as `llamadiag lookup --format markdown`
+
+    def json(self) -> str:
+        """The same JSON as `llamadiag lookup --format json`."""
+        return json.dumps(self.response.model_dump(mode="json") | {"redaction": self.summary.model_dump()}, indent=2)
+
+
+def redact(report: Report) -> Redacted:
+    return Redacted(*redact_report(report))
+
+
+def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | None = None) -> Looked:
+    response = run_lookup(k, query, build=build, cmdline=cmdline)
+    redactor = Redactor()
+    redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs
+    clean, summary = redactor.model(response), redactor.summary()
+    versions = f"llamadiag {__version__}, rules {k.digest}"
+    return Looked(clean, summary, lookup_markdown(clean, versions, summary.line()))

@@ -1,0 +1,125 @@
+"""Redaction on realistic verbose logs: keys, tokens, prompt bodies, client IPs, host and user names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from test_cli import run
+
+from llamadiag.redact import Redactor
+
+DATA = Path(__file__).parent / "data"
+VERBOSE = DATA / "verbose-secrets.log"
+SAMPLES = Path(__file__).parent.parent / "sample_logs"
+SECRETS = [
+    "sk-live-7f3a9c1e5b2d4f6a8c0e",  # --api-key in llama-swap's start command, then a Bearer header
+    "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    "hunter2",  # proxy password in an env dump
+    "****9c1e",  # llama-server's own masked key tail
+    "alice",  # /home/alice and the proxy user
+    "192.168.1.23",
+    "10.8.0.14",
+    "gpu-box-7",  # journald host
+    "John Doe",  # prompt and response text
+    "Dr. Alice Meyer",
+    "iVBORw0KGgo",  # base64 image
+]
+
+
+def test_verbose_log_text_is_redacted_consistently() -> None:
+    text = VERBOSE.read_text()
+    r = Redactor()
+    r.learn(text)
+    out = r.text(text)
+    for secret in SECRETS:
+        assert secret not in out, secret
+    # diagnosis needs these: loopback and bind-all, parameters, sizes, model basename, build, timestamps
+    for kept in (
+        "127.0.0.1",
+        "0.0.0.0:8080",
+        '"max_tokens":512',
+        '"temperature":0.2',
+        '"prompt_tokens":950',
+        '"model":"glm"',
+        '"stream":false',
+        "GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf",
+        "build 11503",
+        "Nov 28 10:11:20",
+        "Y = 942",
+    ):
+        assert kept in out, kept
+    # prompt values keep their length, keys stay
+    assert '"content":"[REDACTED 58 chars]"' in out
+    # the same client IP gets the same stand-in every time, another IP another one
+    clients = re.findall(r"POST /v1/chat/completions (\S+) (\d+)", out)
+    assert [c for c, _ in clients] == ["ip-priv-1", "ip-priv-2", "ip-priv-1"]
+    lines = out.splitlines()
+    hosts = {re.match(r"Nov 28 \S+ (\S+) ", line).group(1) for line in lines}
+    assert hosts == {"host-1"}
+    summary = r.summary()
+    assert summary.counts["IP address"] == 3 and summary.distinct["IP address"] == 2
+    assert summary.counts["prompt/response text"] >= 4 and summary.counts["hf-token"] == 1
+    line = summary.line()
+    assert line.startswith("Redacted: ") and "IP addresses (2 distinct)" in line and "review before sharing" in line
+
+
+def test_placeholders_and_numbers_are_not_secrets() -> None:
+    r = Redactor()
+    text = 'header "Authorization: Bearer KEY", --api-key $LLAMA_API_KEY, api_keys: 2 keys loaded, EOS token = 2'
+    assert r.text(text) == text
+    assert r.summary().counts == {}
+    assert r.summary().line().startswith("Redaction on: nothing sensitive")
+
+
+def test_time_prefixes_versions_and_cpp_scopes_are_not_addresses() -> None:
+    r = Redactor()
+    text = "0.41.172.110 I srv decode at 10:10:30, driver 535.104.05, std::vector, HIP 6.3.42133-0"
+    assert r.text(text) == text
+
+
+def test_windows_and_mac_home_folders() -> None:
+    r = Redactor()
+    out = r.text(r"loading 'C:\Users\Bob\models\q.gguf' and \"C:\\Users\\Bob\\x\" and /Users/carol/m.gguf")
+    assert "Bob" not in out and "carol" not in out and out.count("<user>") == 3 and "q.gguf" in out
+
+
+def test_explain_json_and_markdown_are_redacted_by_default() -> None:
+    for fmt in ("json", "markdown"):
+        out = run("explain", str(VERBOSE), "--format", fmt)
+        text = out.stdout.decode()
+        assert "spec-vision-draft-position-gap" in text, out.stderr
+        for secret in ("alice", "9c1e", "gpu-box-7"):
+            assert secret not in text, (fmt, secret)
+        assert b"warning" not in out.stderr
+    data = json.loads(run("explain", str(VERBOSE), "--format", "json").stdout)
+    assert data["redaction"]["enabled"] is True and data["redaction"]["counts"]["user name in paths"] >= 1
+    assert data["runs"][0]["facts"]["model_path"].startswith("/home/<user>/")
+    assert data["runs"][0]["facts"]["api_key_tail"] == "[REDACTED:api-key]"
+    md = run("explain", str(VERBOSE), "--format", "markdown").stdout.decode()
+    assert md.rstrip().splitlines()[-1].count("Redacted: ") == 1
+
+
+def test_no_redact_warns_and_keeps_everything() -> None:
+    out = run("explain", str(VERBOSE), "--format", "json", "--no-redact")
+    assert b"--no-redact" in out.stderr and b"warning" in out.stderr
+    data = json.loads(out.stdout)
+    assert data["redaction"]["enabled"] is False and "/home/alice/" in data["runs"][0]["facts"]["model_path"]
+
+
+def test_sample_log_api_key_tail_and_client_ips() -> None:
+    log = SAMPLES / "templates-chatml-fallback-b5400-docker.log"
+    text = run("explain", str(log), "--format", "json").stdout.decode()
+    assert "9c1e" not in text
+    for ip in ("172.19.0.4", "172.19.0.7"):
+        assert ip not in text
+
+
+def test_report_draft_is_redacted() -> None:
+    out = run("report", str(VERBOSE))
+    text = out.stdout.decode()
+    assert out.returncode == 0, out.stderr
+    for secret in SECRETS:
+        assert secret not in text, secret
+    assert text.rstrip().splitlines()[-1].startswith("*Draft by llamadiag · Redacted: ")
