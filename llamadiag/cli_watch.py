@@ -115,6 +115,9 @@ def watch(
         float, typer.Option("--repeat-interval", help="Summarise repeats of a cause at most this often (seconds).")
     ] = 60.0,
     cmdline: CmdlineOpt = None,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in jsonl.")
+    ] = False,
     fail_on: Annotated[
         Severity, typer.Option("--fail-on", help="At the end of the input, exit 1 when a finding has this severity.")
     ] = Severity.error,
@@ -133,7 +136,12 @@ def watch(
         raise fail(str(exc)) from exc
     console = Console(highlight=False)
     console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]  # rich would exit 1, our "found"
-    sink = JsonlSink(sys.stdout) if fmt is WatchFormat.jsonl else RichSink(console)
+    if fmt is WatchFormat.jsonl:  # shareable: redacted unless asked not to, as explain's json
+        from llamadiag.cli_lookup import redactor_for
+
+        sink: Any = JsonlSink(sys.stdout, redactor_for(no_redact))
+    else:
+        sink = RichSink(console)
     watcher = Watcher(Analyzer(k, cmdline), sink, repeat_interval)
     stopper = _Stopper()
     # the reader thread must get the interpreter soon after data arrives, not after the default 5 ms

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from llamadiag.redact import Redactor
 from llamadiag.render_rich import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
 
 
@@ -26,10 +27,27 @@ def _encode(value: Any) -> Any:
 
 
 class JsonlSink:
-    def __init__(self, out: IO[str]) -> None:
+    """One JSON object per event. Like `explain --format json`, what came from the log is
+    redacted (keys, prompts, addresses, user names) unless the redactor is disabled."""
+
+    def __init__(self, out: IO[str], redactor: Redactor | None = None) -> None:
         self.out = out
+        self.redactor = redactor
 
     def __call__(self, event: dict[str, Any]) -> None:
+        r = self.redactor
+        if r is not None and r.enabled:
+            data = json.loads(json.dumps(event, default=_encode))
+            body = {k: v for k, v in data.items() if k not in ("type", "at")}
+            facts = body["run"]["facts"] if data["type"] == "run_start" else {}
+            for name in r.spec.secret_facts:  # a secret the run's facts hold is masked everywhere
+                value = facts.get(name)
+                if isinstance(value, str) and value:
+                    r.add_secret(value)
+            r.learn(body)
+            event = {"type": data["type"], "at": data["at"], **r.value(body)}
+            if event["type"] == "summary":
+                event["redaction"] = r.summary().model_dump()
         self.out.write(json.dumps(event, default=_encode, ensure_ascii=False) + "\n")
         self.out.flush()
 

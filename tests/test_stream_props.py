@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import itertools
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +18,14 @@ from llamadiag.analyze import Analyzer
 from llamadiag.envelope import CONTROL, EnvelopeParser
 from llamadiag.knowledge import load_knowledge
 from llamadiag.reader import InputError, ReadReport, read_stream
-from llamadiag.render_watch import _encode
+from llamadiag.redact import Redactor
+from llamadiag.render_watch import JsonlSink
 from llamadiag.watch import Watcher
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
 K = load_knowledge()
+REDACTOR = Redactor()
 FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -71,8 +72,9 @@ def watch_findings(lines_blocks: list[list[str]]) -> tuple[list[tuple], list[tup
     for block in lines_blocks:
         watcher.feed(block)
     watcher.finish("end of input", {})
+    sink = JsonlSink(io.StringIO(), REDACTOR)
     for event in events:
-        json.dumps(event, default=_encode)  # every event is valid JSON
+        sink(event)  # every event can be redacted and written as JSON
     live = [
         (f.run, f.rule_id, f.confidence, tuple(e.line for e in f.evidence))
         for f in (e["finding"] for e in events if e["type"] == "finding")

@@ -236,3 +236,18 @@ def test_usage_errors_are_one_line() -> None:
         _, err = proc.communicate(b"", timeout=WAIT)
         assert proc.returncode == 2
         assert message in err.decode() and len(err.decode().strip().splitlines()) == 1
+
+
+def test_the_finding_event_is_the_finding_explain_prints() -> None:
+    log = str(ROOT / "sample_logs" / "backends-cuda-no-kernel-image-b4589.log")  # has a home folder path
+    env = {**os.environ, "COLUMNS": "120"}
+    explained = subprocess.run(
+        [sys.executable, "-m", "llamadiag", "explain", log, "--format", "json"], capture_output=True, env=env
+    )
+    proc = start(log, "--format", "jsonl")
+    out, _ = proc.communicate(timeout=WAIT)
+    events = [json.loads(line) for line in out.splitlines()]
+    (finding,) = [e["finding"] for e in events if e["type"] == "finding"]
+    assert finding == json.loads(explained.stdout)["findings"][0]
+    assert "/home/<user>/" in json.dumps(finding) and "/home/ops/" not in out.decode()  # redacted, as explain's
+    assert events[-1]["redaction"]["enabled"] is True
