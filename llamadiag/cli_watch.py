@@ -26,7 +26,7 @@ from llamadiag.analyze import Analyzer
 from llamadiag.cli import CmdlineOpt, RulesOpt, fail, load, report_rule_errors
 from llamadiag.pump import Block, End, InputPump, Notice
 from llamadiag.reader import InputError
-from llamadiag.render_watch import JsonlSink, RichSink, StatusLine
+from llamadiag.render_watch import JsonlSink, RichSink, StatusLine, StreamRedactor
 from llamadiag.rulemodel import Severity
 from llamadiag.watch import Watcher
 
@@ -139,7 +139,7 @@ def watch(
     if fmt is WatchFormat.jsonl:  # shareable: redacted unless asked not to, as explain's json
         from llamadiag.cli_lookup import redactor_for
 
-        sink: Any = JsonlSink(sys.stdout, redactor_for(no_redact))
+        sink: Any = JsonlSink(sys.stdout, redactor_for(True) if no_redact else StreamRedactor())
     else:
         sink = RichSink(console)
     watcher = Watcher(Analyzer(k, cmdline), sink, repeat_interval)

@@ -8,6 +8,7 @@ control sequences).
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -19,11 +20,47 @@ from rich.text import Text
 from llamadiag.redact import Redactor
 from llamadiag.render_rich import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
 
+REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
+
 
 def _encode(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json")
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class StreamRedactor(Redactor):
+    """The shared redactor, for a stream: the rule text that every finding repeats is redacted
+    once, not at each event. The result is the same while no new secret is learnt (then the
+    memory is dropped); a repeated string is not counted again in the summary's counts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: OrderedDict[str, str] = OrderedDict()  # string -> redacted, most recent last
+        self._searched: OrderedDict[str, None] = OrderedDict()  # strings already searched for secrets
+        self._secrets_seen = 0
+
+    def text(self, s: str) -> str:
+        if len(self.known) != self._secrets_seen:  # a new secret: earlier results may miss it
+            self._done.clear()
+            self._secrets_seen = len(self.known)
+        out = self._done.get(s)
+        if out is None:
+            out = self._done[s] = super().text(s)
+            if len(self._done) > REDACT_MEMORY:
+                self._done.popitem(last=False)
+        else:
+            self._done.move_to_end(s)
+        return out
+
+    def learn(self, obj: Any) -> None:
+        if isinstance(obj, str):
+            if obj in self._searched:
+                return
+            self._searched[obj] = None
+            if len(self._searched) > REDACT_MEMORY:
+                self._searched.popitem(last=False)
+        super().learn(obj)
 
 
 class JsonlSink:
@@ -46,8 +83,8 @@ class JsonlSink:
                     r.add_secret(value)
             r.learn(body)
             event = {"type": data["type"], "at": data["at"], **r.value(body)}
-            if event["type"] == "summary":
-                event["redaction"] = r.summary().model_dump()
+        if r is not None and event["type"] == "summary":
+            event = {**event, "redaction": r.summary().model_dump()}
         self.out.write(json.dumps(event, default=_encode, ensure_ascii=False) + "\n")
         self.out.flush()
 

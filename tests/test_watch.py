@@ -11,6 +11,8 @@ import yaml
 
 from llamadiag.analyze import Analyzer
 from llamadiag.knowledge import Knowledge
+from llamadiag.redact import Redactor
+from llamadiag.render_watch import StreamRedactor
 from llamadiag.selftest import analyze_text
 from llamadiag.watch import KEPT_RUNS, RELEASE_IDLE, Watcher
 
@@ -122,3 +124,19 @@ def test_memory_stays_flat_over_many_restarts(knowledge: Knowledge) -> None:
     assert len(watcher.ended_runs) == KEPT_RUNS
     assert sizes[1] - sizes[0] < 512 * 1024, sizes  # 250 more runs, 24,500 more lines
     assert watcher.runs_seen == 400 and watcher.findings == 400
+
+
+def test_the_stream_redactor_redacts_as_the_shared_one() -> None:
+    texts = [
+        "loading model '/home/alice/models/q.gguf' from 10.1.2.3",
+        "token abcdefgh12345678 refused",  # not a secret yet ...
+        "llama-server --api-key abcdefgh12345678 -m q.gguf",  # ... until this line shows it is one
+        "token abcdefgh12345678 refused",
+        "loading model '/home/alice/models/q.gguf' from 10.1.2.3",
+    ]
+    plain, stream = Redactor(), StreamRedactor()
+    for text in texts:
+        for r in (plain, stream):
+            r.learn({"text": text})
+        assert stream.value({"text": text}) == plain.value({"text": text})
+    assert "abcdefgh12345678" not in str(stream.value({"text": texts[3]}))
