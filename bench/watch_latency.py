@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--sample", type=Path, default=SAMPLE)
     parser.add_argument("--follow", action="store_true", help="append to a followed file instead of a pipe")
     args = parser.parse_args()
+    sys.setswitchinterval(0.0005)  # the reader thread must see each event at once, not after 5 ms
     for rate in args.rate or [1000, 10000]:
         with tempfile.TemporaryDirectory() as tmp:
             target = Path(tmp) / "server.log" if args.follow else None

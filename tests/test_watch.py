@@ -14,7 +14,7 @@ from llamadiag.knowledge import Knowledge
 from llamadiag.redact import Redactor
 from llamadiag.render_watch import StreamRedactor
 from llamadiag.selftest import analyze_text
-from llamadiag.watch import KEPT_RUNS, RELEASE_IDLE, Watcher
+from llamadiag.watch import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"
@@ -76,6 +76,21 @@ def test_a_finding_waits_for_its_settle_window_or_for_quiet(knowledge: Knowledge
     assert not of_type(events, "finding")  # a line that rules it out could still follow
     watcher.idle(RELEASE_IDLE)
     assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["spec-vision-draft-position-gap"]
+
+
+def test_a_server_that_dies_before_its_build_line_is_still_reported(knowledge: Knowledge) -> None:
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    watcher.feed(
+        [
+            "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+            "warning: no usable GPU found, --gpu-layers option will be ignored",
+        ]
+    )
+    watcher.idle(RELEASE_IDLE)
+    assert not of_type(events, "finding")  # lines before a build line wait for the run they open
+    watcher.idle(PREAMBLE_IDLE)  # ... until the server has said nothing for a while
+    assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["cuda-init-failed-driver"]
 
 
 def test_a_line_right_after_the_evidence_can_still_rule_it_out(knowledge: Knowledge) -> None:
