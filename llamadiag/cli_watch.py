@@ -103,6 +103,14 @@ def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
     return None
 
 
+def _sink(fmt: WatchFormat, console: Console, no_redact: bool) -> JsonlSink | RichSink:
+    if fmt is WatchFormat.rich:
+        return RichSink(console)
+    from llamadiag.cli_lookup import redactor_for  # shareable: redacted unless asked not to, as explain's json
+
+    return JsonlSink(sys.stdout, redactor_for(True) if no_redact else StreamRedactor())
+
+
 def watch(
     source: Annotated[str, typer.Argument(help="Log file, or - for stdin (the default).")] = "-",
     fmt: Annotated[
@@ -136,13 +144,7 @@ def watch(
         raise fail(str(exc)) from exc
     console = Console(highlight=False)
     console.on_broken_pipe = _quiet_broken_pipe  # type: ignore[method-assign]  # rich would exit 1, our "found"
-    if fmt is WatchFormat.jsonl:  # shareable: redacted unless asked not to, as explain's json
-        from llamadiag.cli_lookup import redactor_for
-
-        sink: Any = JsonlSink(sys.stdout, redactor_for(True) if no_redact else StreamRedactor())
-    else:
-        sink = RichSink(console)
-    watcher = Watcher(Analyzer(k, cmdline), sink, repeat_interval)
+    watcher = Watcher(Analyzer(k, cmdline), _sink(fmt, console, no_redact), repeat_interval)
     stopper = _Stopper()
     # the reader thread must get the interpreter soon after data arrives, not after the default 5 ms
     sys.setswitchinterval(SWITCH_INTERVAL)
@@ -165,16 +167,7 @@ def watch(
                 watcher.notice("input_error", end.error, pump.report.lines)
             # Ctrl-C in a shell also ends the producer: the signal, not the end of input, stopped us
             reason = "end of input" if stopper.signum is None else f"stopped by {signal.Signals(stopper.signum).name}"
-            info = {
-                "name": pump.report.name,
-                "lines": pump.report.lines,
-                "bytes": pump.report.bytes_read,
-                "encoding": pump.report.encoding,
-                "compression": pump.report.compression,
-                "binary_lines_skipped": pump.skipped_lines,
-                "long_lines_cut": pump.cut_lines,
-            }
-            watcher.finish(reason, info)
+            watcher.finish(reason, pump.info())
     except BrokenPipeError:
         _quiet_broken_pipe()
     if stopper.signum is not None:

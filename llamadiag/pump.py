@@ -71,6 +71,19 @@ class InputPump:
         except queue.Empty:
             return None
 
+    def info(self) -> dict[str, object]:
+        """What was read, for the summary."""
+        r = self.report
+        return {
+            "name": r.name,
+            "lines": r.lines,
+            "bytes": r.bytes_read,
+            "encoding": r.encoding,
+            "compression": r.compression,
+            "binary_lines_skipped": self.skipped_lines,
+            "long_lines_cut": self.cut_lines,
+        }
+
     def _notify(self, kind: str, message: str) -> None:
         self.queue.put(Notice(kind, message, self.report.lines))
 
