@@ -206,8 +206,8 @@ class Watcher:
             self.pending.discard(key)
             if cause.told:
                 self.ended_causes.append(cause.summary())
-        out = self.a.run_out(run)
         if run.index in self.announced:
+            out = self.a.run_out(run)
             self.ended_runs.append(
                 {
                     "index": run.index,
