@@ -28,6 +28,7 @@ from llamadiag.scan import Scanner
 from llamadiag.stats import RunStats
 
 PREAMBLE_LIMIT = 256
+MAX_JOINED = 64  # continuation lines joined onto one entry; more is not one message, and would grow
 SEGMENT_KINDS = {"start", "preamble", "cmdline"}
 
 
@@ -81,11 +82,15 @@ class Analyzer:
         self.held_targets: Sequence[Target] | None = None
         self.line_number = 0
         self.processed = 0  # entries processed: what the scanner knows to be inert keys on it
+        self.run_count = 0  # run indices stay unique when `watch` retires ended runs
         self.unmatched: list[Line] = []
         self.child_argv: dict[str, list[str]] = {}  # router child instance -> argv elements
         self._argv_port: str | None = None
         self._argv_last = -1
-        self.on_entry: Any = None  # optional hook (unmatched-line collection)
+        self.on_entry: Any = None  # optional hook before each entry (unmatched lines; watch settles verdicts)
+        # optional hook: (run, [(run, rule index, match)]) as soon as an entry completes matches,
+        # so `watch` assesses them with exactly the facts known at that line
+        self.on_matches: Any = None
 
     # -- input ---------------------------------------------------------------
     def feed(self, lines: list[str]) -> list[tuple[Run, int, Match]]:
@@ -99,26 +104,45 @@ class Analyzer:
             line, is_cont = self.envelope.peel(base + i + 1, physical)
             if line is not None:
                 done.extend(self._physical_line(line, is_cont))
-        return done
+        return done + self.release_final()
 
     def feed_bytes(self, block: bytes) -> list[tuple[Run, int, Match]]:
         """Consume a block of whole lines (UTF-8, each ending with a newline)."""
         if self.every_line:
             text = block.decode("utf-8", "replace")
             return self.feed(text.split("\n")[:-1] if text else [])
-        return self.scanner.feed(block)
+        return self.scanner.feed(block) + self.release_final()
 
-    def flush_held(self) -> list[tuple[Run, int, Match]]:
-        """Process the entry held for possible continuation lines."""
+    def release_final(self) -> list[tuple[Run, int, Match]]:
+        """A held entry followed by a later line that did not continue it is complete:
+        process it now rather than when the next entry comes (watch reports at once)."""
+        if self.held is not None and self.held.end < self.line_number:
+            return self.release_held()
+        return []
+
+    def release_held(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for continuation lines now (the input went idle)."""
         held, targets = self.held, self.held_targets
         if held is None:
             return []
         self.held = self.held_targets = None
         return self._entry(held, targets)
 
+    def preamble_has_signatures(self) -> bool:
+        """Whether an entry buffered until the next server start could complete a match."""
+        return any(t.kind == "sig" for s in self.streams.values() for _, tgt in s.preamble for t in tgt)
+
+    def current_runs(self) -> list[Run]:
+        """The run each instance is in now; every other run has ended (a new start replaced it)."""
+        return [s.run for s in self.streams.values()]
+
+    def retire(self, run: Run) -> None:
+        """Forget an ended run (bounded memory for endless streams)."""
+        self.runs = [r for r in self.runs if r is not run]
+
     def flush(self) -> list[tuple[Run, int, Match]]:
         """Process the entry held for continuations, and any buffered preamble."""
-        done = self.flush_held()
+        done = self.release_held()
         for stream in self.streams.values():
             pending, stream.preamble = stream.preamble, []
             for entry, targets in pending:
@@ -130,7 +154,13 @@ class Analyzer:
     ) -> list[tuple[Run, int, Match]]:
         """A peeled physical line: joined to the held entry, or held itself."""
         held = self.held
-        if is_cont and held is not None and line.number == held.end + 1 and line.instance == held.instance:
+        if (
+            is_cont
+            and held is not None
+            and line.number == held.end + 1
+            and line.instance == held.instance
+            and line.number - held.number < MAX_JOINED
+        ):
             held.text += "\n" + line.text
             held.end = line.number
             return []
@@ -149,7 +179,8 @@ class Analyzer:
         return stream
 
     def _new_run(self, instance: str | None, first_line: int) -> Run:
-        run = Run(len(self.runs), instance, first_line, FactState(self.k.facts))
+        run = Run(self.run_count, instance, first_line, FactState(self.k.facts))
+        self.run_count += 1
         self.runs.append(run)
         return run
 
@@ -172,7 +203,7 @@ class Analyzer:
             # start after other output is a restart.
             if stream.run.has_start and stream.run.since_start > 0:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
-                _retire(stream.run)
+                _compact(stream.run)
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
         pending, stream.preamble = stream.preamble, []
@@ -238,6 +269,8 @@ class Analyzer:
             for match in matcher.observe(line, hits):
                 self._record(run, rule_i, match)
                 done.append((run, rule_i, match))
+        if done and self.on_matches is not None:
+            self.on_matches(run, done)
         return done
 
     def matcher(self, run: Run, rule_i: int, sig_i: int) -> SignatureMatcher:
@@ -293,6 +326,20 @@ class Analyzer:
             (findings if isinstance(result, Finding) else ruled_out).append(result)
         return _apply_supersedes(findings, self.k), ruled_out
 
+    def run_out(self, run: Run) -> RunOut:
+        """A run as the JSON contract shows it: facts with their source lines, statistics."""
+        facts = self.run_facts(run)
+        return RunOut(
+            index=run.index,
+            instance=run.instance,
+            first_line=run.first_line,
+            last_line=run.last_line,
+            startup_seen=run.startup_seen,
+            facts=_facts_for_output(facts),
+            fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
+            stats=run.stats.summary(),
+        )
+
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
         self.flush()
         runs_out: list[RunOut] = []
@@ -302,19 +349,7 @@ class Analyzer:
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
         for run in self.runs:
-            facts = self.run_facts(run)
-            runs_out.append(
-                RunOut(
-                    index=run.index,
-                    instance=run.instance,
-                    first_line=run.first_line,
-                    last_line=run.last_line,
-                    startup_seen=run.startup_seen,
-                    facts=_facts_for_output(facts),
-                    fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
-                    stats=run.stats.summary(),
-                )
-            )
+            runs_out.append(self.run_out(run))
             f, r = self.assess_run(run)
             findings.extend(f)
             ruled.extend(r)
@@ -329,7 +364,7 @@ class Analyzer:
         )
 
 
-def _retire(run: Run) -> None:
+def _compact(run: Run) -> None:
     """A run its stream has left gets no more lines: keep what the report needs, drop the
     open partial matches and the statistics samples, so memory does not grow per restart."""
     run.matchers.clear()

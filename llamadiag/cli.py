@@ -275,4 +275,8 @@ def compare(
 from llamadiag import cli_lookup, cli_rules  # noqa: E402, F401  (cli_lookup registers lookup and report)
 
 app.add_typer(cli_rules.rules_app, name="rules")
+
+from llamadiag import cli_watch  # noqa: E402  (registers the `watch` command)
+
+app.command()(cli_watch.watch)
 from llamadiag import cli_desk, cli_export  # noqa: E402, F401  (register `desk` and `rules export`)

@@ -15,6 +15,7 @@ from llamadiag.formatmodel import Fact, Versions
 from llamadiag.patterns import compile_pattern
 
 VERSION_FIELDS = ("build", "commit", "semver", "compiler", "target", "debug_build")
+MAX_LIST_VALUES = 32  # a list fact (backends, devices) stays small on an endless stream
 
 
 @dataclass
@@ -126,7 +127,7 @@ class FactState:
             current = self.values.get(name)
             if current is None:
                 self.values[name] = FactValue([value], line, "log")
-            elif value not in current.value:
+            elif value not in current.value and len(current.value) < MAX_LIST_VALUES:
                 current.value.append(value)
             return
         self.values.setdefault(name, FactValue(value, line, "log"))

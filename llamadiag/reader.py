@@ -45,6 +45,7 @@ class ReadReport:
     cut_lines: list[tuple[int, int]] = field(default_factory=list)  # (line, bytes skipped)
     replaced_chars: int = 0
     error: str | None = None  # a problem after some data was read (truncated archive ...)
+    ended_mid_line: bool = False  # the text did not end with a newline (a cut paste, a stream stopped mid-line)
 
     def notes(self) -> list[str]:
         out = []
@@ -148,6 +149,11 @@ def read_blocks(source: str, report: ReadReport | None = None, block: int = BLOC
             raw.close()
 
 
+def read_stream(raw: BinaryIO, report: ReadReport, block: int = BLOCK) -> Iterator[list[str]]:
+    """Blocks of lines from an open binary stream (a followed file, a pipe), read as data arrives."""
+    yield from _read(raw, report, block)
+
+
 def read_bytes(data: bytes, report: ReadReport, block: int = BLOCK) -> Iterator[list[str]]:
     """Blocks from bytes held in memory (a paste), with the same checks as a file: binary
     refused, compression and encoding sniffed, over-long lines cut."""
@@ -230,6 +236,7 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
     pending += tail
     if pending and not skipping:
         report.lines += 1
+        report.ended_mid_line = True
         yield [_clean(pending)]
 
 

@@ -95,18 +95,22 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
     )
 
 
+def run_bits(facts: dict[str, Any]) -> str:
+    """The facts that tell runs apart, on one line: build (or era), backends, speculation, mmproj, slots."""
+    bits = [f"b{facts['build']}" if "build" in facts else f"era {facts.get('era', 'unknown')}"]
+    for key in ("backends", "spec_type", "has_mmproj", "n_slots", "n_ctx_slot"):
+        if facts.get(key) not in (None, [], ""):
+            bits.append(f"{key}={facts[key]}")
+    return ", ".join(map(str, bits))
+
+
 def print_report(console: Console, report: Report, why: bool = False) -> None:
     name = report.input.get("name", "input")
     header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
     console.print(header)
     for run in report.runs:
-        facts = run.facts
-        bits = [f"b{facts['build']}" if "build" in facts else f"era {facts.get('era', 'unknown')}"]
-        for key in ("backends", "spec_type", "has_mmproj", "n_slots", "n_ctx_slot"):
-            if facts.get(key) not in (None, [], ""):
-                bits.append(f"{key}={facts[key]}")
-        console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + ", ".join(map(str, bits))))
+        console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + run_bits(run.facts)))
     if not report.findings:
         console.print(Text("No known failure recognised.", style="green"))
     for f in report.findings:

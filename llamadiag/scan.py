@@ -186,7 +186,7 @@ class Scanner:
                 return a._physical_line(line, is_cont, hint)
             targets, text, wrappers = hint, line.text, list(line.wrappers)
         # not a continuation: the held entry is complete, process it first
-        done: Done = a.flush_held()
+        done: Done = a.release_held()
         stream = a.streams.get(line.instance if line else None)
         if stream is None or stream.preamble or not stream.run.facts.wrappers.issuperset(wrappers):
             return done + self._peeled(number, raw, line, targets)

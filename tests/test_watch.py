@@ -1,0 +1,157 @@
+"""The Watcher in-process: once per cause, repeats, runs with their own facts, settling, memory."""
+
+from __future__ import annotations
+
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from llamadiag.analyze import Analyzer
+from llamadiag.knowledge import Knowledge
+from llamadiag.redact import Redactor
+from llamadiag.render_watch import StreamRedactor
+from llamadiag.selftest import analyze_text
+from llamadiag.watch import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_logs"
+SEED_LV4 = (SAMPLES / "seed-b11503-lv4.log").read_text()
+
+
+def lines_of(text: str) -> list[str]:
+    lines = text.split("\n")
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def watch(
+    k: Knowledge, lines: list[str], block: int = 0, cmdline: str | None = None, repeat_interval: float = 1e9
+) -> tuple[list[dict[str, Any]], Watcher]:
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(k, cmdline), events.append, repeat_interval)
+    step = block or len(lines) or 1
+    for i in range(0, len(lines), step):
+        watcher.feed(lines[i : i + step])
+    watcher.finish("end of input", {})
+    return events, watcher
+
+
+def of_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+def test_restart_after_upgrade_gets_its_own_build(knowledge: Knowledge) -> None:
+    upgraded = SEED_LV4.replace("build 11503 (d41c07e2b)", "build 11721 (0abc1234d)")
+    events, _ = watch(knowledge, lines_of(SEED_LV4 + upgraded), block=37)
+    starts = of_type(events, "run_start")
+    assert [(s["run"]["index"], s["run"]["facts"].get("build")) for s in starts] == [(0, 11503), (1, 11721)]
+    first, second = (e["finding"] for e in of_type(events, "finding"))
+    assert (first.run, first.confidence, first.facts_used["build"].value) == (0, "confirmed", 11503)
+    assert "upgrade" in first.version_status
+    assert (second.run, second.confidence, second.facts_used["build"].value) == (1, "regression", 11721)
+    assert events.index(starts[1]) < events.index(of_type(events, "finding")[1])
+
+
+def test_once_per_cause_and_repeats_are_counted(knowledge: Knowledge) -> None:
+    events, _ = watch(knowledge, lines_of(SEED_LV4), block=1, repeat_interval=0)
+    findings = of_type(events, "finding")
+    assert [f["finding"].rule_id for f in findings] == ["spec-vision-draft-position-gap"]
+    repeats = of_type(events, "repeat")
+    assert [(r["count"], r["new"]) for r in repeats] == [(2, 1)]
+    first_line = findings[0]["finding"].first_line
+    assert repeats[0]["first_seen"]["line"] == first_line < repeats[0]["last_seen"]["line"]
+    (cause,) = of_type(events, "summary")[0]["causes"]
+    assert (cause["rule_id"], cause["count"], cause["confidence"]) == ("spec-vision-draft-position-gap", 2, "confirmed")
+
+
+def test_a_finding_waits_for_its_settle_window_or_for_quiet(knowledge: Knowledge) -> None:
+    lines = lines_of(SEED_LV4)
+    completing = next(i for i, line in enumerate(lines) if "failed to process speculative batch" in line)
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    watcher.feed(lines[: completing + 1])
+    watcher.idle(RELEASE_IDLE / 2)
+    assert not of_type(events, "finding")  # a line that rules it out could still follow
+    watcher.idle(RELEASE_IDLE)
+    assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["spec-vision-draft-position-gap"]
+
+
+def test_a_server_that_dies_before_its_build_line_is_still_reported(knowledge: Knowledge) -> None:
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    watcher.feed(
+        [
+            "ggml_cuda_init: failed to initialize CUDA: no CUDA-capable device is detected",
+            "warning: no usable GPU found, --gpu-layers option will be ignored",
+        ]
+    )
+    watcher.idle(RELEASE_IDLE)
+    assert not of_type(events, "finding")  # lines before a build line wait for the run they open
+    watcher.idle(PREAMBLE_IDLE)  # ... until the server has said nothing for a while
+    assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["cuda-init-failed-driver"]
+
+
+def test_a_line_right_after_the_evidence_can_still_rule_it_out(knowledge: Knowledge) -> None:
+    # CPU_Mapped buffer first, the CUDA0 buffer on the next line: the GPU is in use after all
+    text = (SAMPLES / "speculative-draft-type-none-b10460-journald.log").read_text()
+    events, _ = watch(knowledge, lines_of(text), block=1)
+    reported = {e["finding"].rule_id for e in of_type(events, "finding")}
+    assert "layers-not-offloaded-cpu-only" not in reported
+    assert "journald-messages-suppressed" in reported
+
+
+def _expectations() -> list[dict[str, Any]]:
+    out = []
+    for path in sorted((ROOT / "tests" / "expectations").glob("*.yaml")):
+        out.extend(yaml.safe_load(path.read_text()) or [])
+    return out
+
+
+@pytest.mark.parametrize("entry", _expectations(), ids=lambda e: e["log"])
+def test_watch_reports_what_explain_finds(knowledge: Knowledge, entry: dict[str, Any]) -> None:
+    text = (SAMPLES / entry["log"]).read_text(errors="replace")
+    report = analyze_text(knowledge, text, entry.get("cmdline"))
+    explained = {(f.run, f.rule_id): f.confidence for f in report.findings}
+    events, _ = watch(knowledge, lines_of(text), block=7, cmdline=entry.get("cmdline"))
+    reported = {(e["finding"].run, e["finding"].rule_id) for e in of_type(events, "finding")}
+    assert reported == set(explained)
+    final = {(c["run"], c["rule_id"]): c["confidence"] for c in of_type(events, "summary")[0]["causes"]}
+    assert final == explained
+
+
+def test_memory_stays_flat_over_many_restarts(knowledge: Knowledge) -> None:
+    cycle = lines_of((SAMPLES / "seed-b11503-default.log").read_text())
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    tracemalloc.start()
+    try:
+        sizes = []
+        for n in range(1, 401):
+            watcher.feed(cycle)
+            assert len(watcher.a.runs) <= 2 and len(watcher.causes) <= 2
+            if n in (150, 400):
+                events.clear()
+                sizes.append(tracemalloc.get_traced_memory()[0])
+    finally:
+        tracemalloc.stop()
+    assert len(watcher.ended_runs) == KEPT_RUNS
+    assert sizes[1] - sizes[0] < 512 * 1024, sizes  # 250 more runs, 24,500 more lines
+    assert watcher.runs_seen == 400 and watcher.findings == 400
+
+
+def test_the_stream_redactor_redacts_as_the_shared_one() -> None:
+    texts = [
+        "loading model '/home/alice/models/q.gguf' from 10.1.2.3",
+        "token abcdefgh12345678 refused",  # not a secret yet ...
+        "llama-server --api-key abcdefgh12345678 -m q.gguf",  # ... until this line shows it is one
+        "token abcdefgh12345678 refused",
+        "loading model '/home/alice/models/q.gguf' from 10.1.2.3",
+    ]
+    plain, stream = Redactor(), StreamRedactor()
+    for text in texts:
+        for r in (plain, stream):
+            r.learn({"text": text})
+        assert stream.value({"text": text}) == plain.value({"text": text})
+    assert "abcdefgh12345678" not in str(stream.value({"text": texts[3]}))
