@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from llamadiag import __version__
 from llamadiag.cli import BuildOpt, CmdlineOpt, Format, RulesOpt, VersionOpt, analyze_source, app, err, fail, load
-from llamadiag.lookup import lookup as run_lookup
 from llamadiag.reader import InputError, ReadReport, read_blocks
-from llamadiag.redact import Redactor
-from llamadiag.render_lookup import lookup_markdown, print_lookup
 from llamadiag.render_rich import safe
+
+if TYPE_CHECKING:
+    from llamadiag.redact import Redactor
 
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in shareable output.")
@@ -28,6 +28,8 @@ NoRedactOpt = Annotated[
 
 
 def redactor_for(no_redact: bool) -> Redactor:
+    from llamadiag.redact import Redactor  # imported when used: `explain` start-up stays short
+
     if no_redact:
         err.print(safe("llamadiag: warning: --no-redact: the output may hold API keys, prompts, IPs and user names"))
     return Redactor(enabled=not no_redact)
@@ -58,6 +60,9 @@ def lookup(
     rules: RulesOpt = None,
 ) -> None:
     """Find the known issues behind an error text, an issue number or a build with its flags."""
+    from llamadiag.lookup import lookup as run_lookup
+    from llamadiag.render_lookup import lookup_markdown, print_lookup
+
     text = _read_query(query or [])
     k = load(rules)
     resp = run_lookup(k, text, build, cmdline, limit)

@@ -16,19 +16,18 @@ import signal
 import sys
 import time
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.live import Live
 
-from llamadiag.analyze import Analyzer
 from llamadiag.cli import CmdlineOpt, RulesOpt, fail, load, report_rule_errors
-from llamadiag.pump import Block, End, InputPump, Notice
-from llamadiag.reader import InputError
-from llamadiag.render_watch import JsonlSink, RichSink, StatusLine, StreamRedactor
 from llamadiag.rulemodel import Severity
-from llamadiag.watch import Watcher
+
+if TYPE_CHECKING:  # the watch machinery is imported when `watch` runs: other commands start faster
+    from llamadiag.pump import End, InputPump
+    from llamadiag.render_watch import JsonlSink, RichSink
+    from llamadiag.watch import Watcher
 
 TICK = 0.05  # seconds: how often the loop wakes while the input is quiet
 SWITCH_INTERVAL = 0.0005  # seconds: thread switch interval (latency from the reader thread)
@@ -84,6 +83,8 @@ class _OutputWatch:
 
 
 def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
+    from llamadiag.pump import Block, Notice
+
     output = _OutputWatch()
     last = time.monotonic()
     while stopper.signum is None:
@@ -104,6 +105,8 @@ def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
 
 
 def _sink(fmt: WatchFormat, console: Console, no_redact: bool) -> JsonlSink | RichSink:
+    from llamadiag.render_watch import JsonlSink, RichSink, StreamRedactor
+
     if fmt is WatchFormat.rich:
         return RichSink(console)
     from llamadiag.cli_lookup import redactor_for  # shareable: redacted unless asked not to, as explain's json
@@ -132,6 +135,14 @@ def watch(
     rules: RulesOpt = None,
 ) -> None:
     """Watch a live log: report each finding as its evidence completes, once per cause and run."""
+    from rich.live import Live
+
+    from llamadiag.analyze import Analyzer
+    from llamadiag.pump import InputPump
+    from llamadiag.reader import InputError
+    from llamadiag.render_watch import StatusLine
+    from llamadiag.watch import Watcher
+
     if follow and source == "-":
         raise fail("--follow needs a file name (a pipe is read to its end anyway)")
     if source == "-" and sys.stdin.isatty():
