@@ -205,35 +205,41 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
     stream, first = opened
     encoding = report.encoding
     decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-    pending = ""
+    pieces: list[str] = []  # the unfinished last line, in pieces: linear however small the reads
+    size = 0
     skipping = False
     chunk: bytes | None = first
     while chunk is not None:
         text = decoder.decode(chunk)
         report.replaced_chars += text.count("\ufffd")
-        pending += text
-        lines = pending.split("\n")
-        pending = lines.pop()
         out: list[str] = []
-        for line in lines:
-            if skipping:
-                report.cut_lines[-1] = (report.cut_lines[-1][0], report.cut_lines[-1][1] + len(line))
-                skipping = False
-                continue
-            out.append(_clean(line))
-        if len(pending) > MAX_LINE:
+        if "\n" in text:
+            lines = text.split("\n")
+            lines[0] = "".join(pieces) + lines[0]
+            tail = lines.pop()
+            pieces, size = ([tail], len(tail)) if tail else ([], 0)
+            for line in lines:
+                if skipping:
+                    report.cut_lines[-1] = (report.cut_lines[-1][0], report.cut_lines[-1][1] + len(line))
+                    skipping = False
+                    continue
+                out.append(_clean(line))
+        elif text:
+            pieces.append(text)
+            size += len(text)
+        if size > MAX_LINE:
+            pending = "".join(pieces)
             out.append(_clean(pending[:MAX_LINE]))
             report.cut_lines.append((report.lines + len(out), len(pending) - MAX_LINE))
-            pending, skipping = "", True
-        elif skipping and pending:
-            report.cut_lines[-1] = (report.cut_lines[-1][0], report.cut_lines[-1][1] + len(pending))
-            pending = ""
+            pieces, size, skipping = [], 0, True
+        elif skipping and size:
+            report.cut_lines[-1] = (report.cut_lines[-1][0], report.cut_lines[-1][1] + size)
+            pieces, size = [], 0
         report.lines += len(out)
         if out:
             yield out
         chunk = _read_chunk(stream, report, block)
-    tail = decoder.decode(b"", final=True)
-    pending += tail
+    pending = "".join(pieces) + decoder.decode(b"", final=True)
     if pending and not skipping:
         report.lines += 1
         report.ended_mid_line = True
