@@ -14,28 +14,34 @@ from the run's facts; what the log cannot tell becomes a question for the report
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from llamadiag.findings import Report, RunOut
+from llamadiag.knowledge import builtin_rules_dir
 from llamadiag.redact import RedactionSummary, Redactor
 from llamadiag.render_markdown import esc, fence
+from llamadiag.rulemodel import Strict
 from llamadiag.templating import LineTemplate
+from llamadiag.yamlio import load_yaml, validate
 
 MAX_LOG_LINES = 40
-OS_WORDS = [
-    ("windows", "Windows"),
-    ("win", "Windows"),
-    ("msvc", "Windows"),
-    ("darwin", "Mac"),
-    ("apple", "Mac"),
-    ("mac", "Mac"),
-    ("linux", "Linux"),
-    ("android", "Android"),
-    ("freebsd", "BSD"),
-]
-WRAPPER_OS = {"journald": "Linux", "journald-json": "Linux", "powershell-error": "Windows", "cri": "Linux"}
+
+
+class OsHints(Strict):
+    """rules/formats/bugreport.yaml: words and wrappers that name the operating system."""
+
+    os_words: list[tuple[str, str]]
+    wrapper_os: dict[str, str]
+
+
+@lru_cache(maxsize=1)
+def _os_hints() -> OsHints:
+    path = builtin_rules_dir() / "formats" / "bugreport.yaml"
+    data, positions = load_yaml(path)
+    return validate(OsHints, data, path, positions)
 
 
 class BugReport(BaseModel):
@@ -91,12 +97,13 @@ def _version(f: dict[str, Any], questions: list[str]) -> str:
 
 def _os(f: dict[str, Any], questions: list[str]) -> str:
     probe = " ".join(str(f.get(k, "")) for k in ("os", "target", "compiler")).lower()
-    for word, name in OS_WORDS:
+    hints = _os_hints()
+    for word, name in hints.os_words:
         if re.search(rf"\b{word}", probe):
             return name
     for wrapper in f.get("wrappers", []):
-        if wrapper in WRAPPER_OS:
-            return WRAPPER_OS[wrapper]
+        if wrapper in hints.wrapper_os:
+            return hints.wrapper_os[wrapper]
     questions.append("Which operating system (and version) runs the server?")
     return "unknown"
 
