@@ -230,6 +230,12 @@ class Analyzer:
                 rule_i, sig_i, entry_i = t.ref
                 sig_hits.setdefault((rule_i, sig_i), set()).add(entry_i)
                 continue
+            if kind == "stat":  # a statistic per physical line, also of an entry with continuations
+                for part in text.split("\n"):
+                    m = t.pattern.search(part)
+                    if m is not None:
+                        run.stats.observe(t.ref, m.groupdict())
+                continue
             m = t.pattern.search(text)
             if m is None:
                 continue
@@ -243,8 +249,6 @@ class Analyzer:
                 facts.observe_era(*t.ref, line.number)
             elif kind == "startup":
                 run.startup_seen = True
-            elif kind == "stat":
-                run.stats.observe(t.ref, m.groupdict())
             elif kind == "exclude":
                 run.excluded.setdefault(t.ref[0], (line.number, t.ref[1]))
             elif kind == "argv_spawn":

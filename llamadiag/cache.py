@@ -21,8 +21,9 @@ def read(name: str) -> bytes | None:
         return None
 
 
-def write(name: str, data: bytes) -> None:
-    """Store an entry; a read-only or full disk only costs start-up time later."""
+def write(name: str, data: bytes, keep: int = KEEP) -> None:
+    """Store an entry, keeping the `keep` newest of its kind; a read-only or full disk
+    only costs start-up time later."""
     folder = cache_dir()
     path = folder / name
     try:
@@ -32,7 +33,7 @@ def write(name: str, data: bytes) -> None:
         tmp.replace(path)  # atomic: a concurrent start never reads half a file
         kind = name.split("-", 1)[0]
         siblings = sorted(folder.glob(f"{kind}-*"), key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in siblings[KEEP:]:
+        for old in siblings[keep:]:
             old.unlink(missing_ok=True)
     except OSError:
         pass

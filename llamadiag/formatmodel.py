@@ -103,6 +103,11 @@ class StatLine(Strict):
 
 class Stats(Strict):
     lines: list[StatLine]
+    routine: list[str] = Field(
+        default_factory=list,
+        description="Lines a healthy server prints per request, of every era. Literals found in them are "
+        "handled a stretch of lines at a time (the bulk path); this only changes speed, never findings.",
+    )
 
 
 class Fact(Strict):

@@ -19,6 +19,7 @@ takes the full path.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +31,16 @@ from llamadiag.reader import _clean
 
 if TYPE_CHECKING:
     from llamadiag.analyze import Analyzer, Run
+    from llamadiag.bulk import BulkPath
 
 Done = list[tuple[Any, int, Any]]
 # kinds whose effect can be added without building an entry (see module doc)
 _NEVER_INERT = {"start", "preamble", "cmdline", "stat", "version"}
+BULK_FROM = 1 << 20
+# envelope.ANSI for UTF-8 bytes, never reaching past the end of a line
+ANSI_BYTES = re.compile(
+    rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\r\n]*(?:\x07|\x1b\\)?|\x1b[@-_]|\xc2\x9b[0-?]*[ -/]*[@-~]"
+)
 
 
 class Scanner:
@@ -44,6 +51,10 @@ class Scanner:
         self.by_id = [index.by_literal[lit] for lit in self.literals]
         self.engine: Engine = make_engine(self.literals, engine)
         self.shortcuts = True  # False: every candidate takes the full entry path (tests compare)
+        # the bulk path (bulk.py) from this many bytes on: a small log never pays its set-up
+        self.bulk_from = BULK_FROM
+        self.bulk: BulkPath | None = None
+        self.fed = 0
         self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind == "cont" for t in ts))
         self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
         k = analyzer.k
@@ -62,16 +73,83 @@ class Scanner:
     def feed(self, block: bytes) -> Done:
         a = self.a
         base = a.line_number
-        hits = self.engine.scan(block)
+        if (b"\x1b" in block or b"\xc2\x9b" in block) and b"\r" not in block:
+            # terminal colours: removed from the whole block at once, as peeling would remove
+            # them from each line (not with CR redraws, which peeling resolves first)
+            block = ANSI_BYTES.sub(b"", block)
+        if not self.shortcuts or self.fed < self.bulk_from:
+            done = self._lines(block, 0, len(block), base)
+        else:
+            done = self._feed_bulk(block, base)
+        self.fed += len(block)
+        a.line_number = base + block.count(b"\n")
+        return done
+
+    def _feed_bulk(self, block: bytes, base: int) -> Done:
+        """Stretches of routine lines through the bulk path, the lines between them one by one."""
+        if self.bulk is None:
+            from llamadiag.bulk import BulkPath  # only logs past the first block need it
+
+            self.bulk = BulkPath(self)
+        bulk = self.bulk
+        bulk.begin(block)
         done: Done = []
+        pos, number, size = 0, base, len(block)
         count = block.count
+        while pos < size:
+            run = self._bulk_run()
+            if run is not None:
+                stop = bulk.stretch(run, pos, number)
+                number += count(b"\n", pos, stop)
+                pos = stop
+                if pos >= size:
+                    break
+                end = block.find(b"\n", pos) + 1 or size
+            else:  # not in a plain state: a few dozen lines the usual way, then look again
+                end = block.find(b"\n", min(pos + 4096, size - 1)) + 1 or size
+            done.extend(self._lines(block, pos, end, number))
+            number += count(b"\n", pos, end)
+            pos = end
+            done.extend(self._release_if_complete(block, pos, number))
+        return done
+
+    def _bulk_run(self) -> Run | None:
+        """The run of lines naming no instance, when the analyzer is in the plain state the
+        bulk path needs (lines naming an instance are never part of a stretch)."""
+        a = self.a
+        if a.held is not None or a.on_entry is not None or a.on_matches is not None:
+            return None
+        stream = a.streams.get(None)
+        return None if stream is None or stream.preamble else stream.run
+
+    def _release_if_complete(self, block: bytes, pos: int, number: int) -> Done:
+        """The entry held for continuations is complete when the next line does not continue
+        it: process it now (as the next candidate line would) rather than wait."""
+        held = self.a.held
+        if held is None or pos >= len(block):
+            return []
+        if held.end == number:
+            raw = block[pos : block.find(b"\n", pos)].decode("utf-8", "replace")
+            line, is_cont = self.a.envelope.peel(number + 1, _clean(raw))
+            if line is not None and is_cont and line.instance == held.instance:
+                return []
+        return self.a.release_held()
+
+    def _lines(self, block: bytes, start: int, stop: int, base: int) -> Done:
+        """Every candidate line of block[start:stop] (whole lines; `base` is the number of
+        the line before `start`) through the per-line path."""
+        whole = start == 0 and stop == len(block)
+        part = block if whole else block[start:stop]
+        hits = self.engine.scan(part)
+        done: Done = []
+        count = part.count
         cursor, number = 0, base
-        last, size, cont_ids = len(hits) - 1, len(block), self.cont_ids
+        last, size, cont_ids = len(hits) - 1, len(part), self.cont_ids
         raw_next: str | None = None
-        for i, (start, end, ids) in enumerate(hits):
-            number += count(b"\n", cursor, start)
-            cursor = start
-            raw = raw_next if raw_next is not None else block[start:end].decode("utf-8", "replace")
+        for i, (begin, end, ids) in enumerate(hits):
+            number += count(b"\n", cursor, begin)
+            cursor = begin
+            raw = raw_next if raw_next is not None else part[begin:end].decode("utf-8", "replace")
             raw_next = None
             if not self.shortcuts:
                 done.extend(self._full(number + 1, raw, self.targets(ids)))
@@ -86,16 +164,19 @@ class Scanner:
                 nxt = hits[i + 1]
                 guard = nxt[0] == end + 1 and not cont_ids.isdisjoint(nxt[2])
                 if guard:  # the next line holds a continuation's literal: is it one?
-                    raw_next = block[nxt[0] : nxt[1]].decode("utf-8", "replace")
+                    raw_next = part[nxt[0] : nxt[1]].decode("utf-8", "replace")
                     guard = self._may_continue(raw_next)
-            else:  # the next line is in the next block: it may continue this one
-                guard = end + 1 >= size
+            elif end + 1 < size:
+                guard = False  # the next line holds no literal, so it continues nothing
+            elif whole or stop >= len(block):
+                guard = True  # the next line is in the next block: it may continue this one
+            else:
+                guard = self._may_continue(block[stop : block.find(b"\n", stop)].decode("utf-8", "replace"))
             if not guard and self._skip(number + 1, raw, ids):
                 continue
             out = self.line(number + 1, raw, ids, guard)
             if out:
                 done.extend(out)
-        a.line_number = base + count(b"\n")
         return done
 
     def _skip(self, number: int, raw: str, ids: frozenset[int]) -> bool:

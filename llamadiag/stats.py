@@ -7,9 +7,13 @@ are a uniform reservoir sample, so a run of millions of requests stays small.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import add
 from typing import Any
 
 RESERVOIR = 2048
@@ -20,21 +24,38 @@ class Series:
     count: int = 0
     total: float = 0.0
     sample: list[float] = field(default_factory=list)
-    # created when the reservoir is full: a Random is 2.5 KB, and most runs never need one
+    # reservoir sampling by skips (Li's "Algorithm L"): the random numbers drawn depend only
+    # on how many values came, so adding values one by one or a batch at once (the bulk
+    # path) keeps the same sample; created when the reservoir fills, most runs never do
     _rng: random.Random | None = field(default=None, repr=False)
+    _w: float = field(default=1.0, repr=False)
+    _next: int = field(default=0, repr=False)  # count at which the next value enters the sample
     _frozen: dict[str, Any] | None = field(default=None, repr=False)
 
     def add(self, value: float) -> None:
-        self.count += 1
-        self.total += value
-        if len(self.sample) < RESERVOIR:
-            self.sample.append(value)
-        else:
-            if self._rng is None:
-                self._rng = random.Random(1234)
-            slot = self._rng.randrange(self.count)
-            if slot < RESERVOIR:
-                self.sample[slot] = value
+        self.add_many([value])
+
+    def add_many(self, values: list[float]) -> None:
+        start = self.count
+        self.count += len(values)
+        self.total = reduce(add, values, self.total)  # in order, as repeated `+=` would
+        room = RESERVOIR - len(self.sample)
+        if room > 0:
+            self.sample.extend(values[:room])
+            if len(self.sample) < RESERVOIR:
+                return
+        if self._rng is None:
+            self._rng = random.Random(1234)
+            self._skip(RESERVOIR)
+        while self._next <= self.count:
+            self.sample[self._rng.randrange(RESERVOIR)] = values[self._next - start - 1]
+            self._skip(self._next)
+
+    def _skip(self, position: int) -> None:
+        rng = self._rng
+        assert rng is not None
+        self._w *= math.exp(math.log(rng.random() or 1e-300) / RESERVOIR)
+        self._next = position + int(math.log(rng.random() or 1e-300) / math.log1p(-self._w)) + 1
 
     def freeze(self) -> None:
         """Keep the summary, drop the sample: the run is over and only its summary is shown."""
@@ -85,6 +106,26 @@ class RunStats:
             message = groups.get("message", "")[:120]
             if len(self.error_messages) < 50 or message in self.error_messages:
                 self.error_messages[message] = self.error_messages.get(message, 0) + 1
+
+    def observe_rows(self, name: str, columns: tuple[str, ...], rows: list[tuple[bytes, ...]]) -> None:
+        """Many lines of one statistic at once (the bulk path): as `observe` on each, in order."""
+        if name in ("prompt", "generation"):
+            i = columns.index("tps")
+            series = self.prompt_tps if name == "prompt" else self.generation_tps
+            series.add_many([float(row[i]) for row in rows])
+        elif name == "draft":
+            a, g = columns.index("accepted"), columns.index("generated")
+            self.draft_lines += len(rows)
+            self.draft_accepted += sum(int(row[a]) for row in rows)
+            self.draft_generated += sum(int(row[g]) for row in rows)
+        elif name == "http":
+            i = columns.index("status")
+            for status, n in Counter(row[i] for row in rows).items():
+                key = status.decode()
+                self.http_status[key] = self.http_status.get(key, 0) + n
+        else:
+            for row in rows:
+                self.observe(name, {k: v.decode() for k, v in zip(columns, row, strict=True)})
 
     def freeze(self) -> None:
         self.prompt_tps.freeze()

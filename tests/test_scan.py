@@ -1,4 +1,4 @@
-"""The scanning core gives the same report whatever engine, block size or shortcut.
+"""The scanning core gives the same report whatever engine, block size, shortcut or bulk path.
 
 The shortcuts (inert lines skipped, statistics added directly, signature starts
 deferred) must be invisible: the whole JSON report of every sample log and of a
@@ -23,9 +23,13 @@ SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
 ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 
 
-def _report(knowledge, path: Path, engine: str = "stdlib", block: int = 1 << 20, shortcuts: bool = True):
+def _report(
+    knowledge, path: Path, engine: str = "stdlib", block: int = 1 << 20, shortcuts: bool = True, bulk: bool = True
+):
     analyzer = Analyzer(knowledge, engine=engine)
     analyzer.scanner.shortcuts = shortcuts  # False: every candidate line through the full entry path
+    # the bulk path from the first byte (a real run starts it after the first block)
+    analyzer.scanner.bulk_from = 0 if bulk else 1 << 62
     read = ReadReport(str(path))
     for block_bytes in read_byte_blocks(str(path), read, block):
         analyzer.feed_bytes(block_bytes)
@@ -62,6 +66,7 @@ def test_each_generated_style_same_with_and_without_shortcuts(knowledge, tmp_pat
     path.write_text("\n".join(lines * 2) + "\n")  # twice: a restart, and a second run of the same kind
     fast = _report(knowledge, path)
     assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
+    assert _json(_report(knowledge, path, bulk=False, block=4096)) == _json(fast)
     assert len(fast.runs) >= 2 and sum(r.stats["generation_tps"]["count"] for r in fast.runs) >= 800
 
 
@@ -75,6 +80,7 @@ def test_engines_agree_on_sample_logs(knowledge, path: Path) -> None:
 def test_shortcuts_and_block_size_change_nothing(knowledge, path: Path) -> None:
     plain = _json(_report(knowledge, path, shortcuts=False))
     assert _json(_report(knowledge, path)) == plain
+    assert _json(_report(knowledge, path, bulk=False)) == plain
     assert _json(_report(knowledge, path, block=333)) == plain
 
 

@@ -1,0 +1,111 @@
+"""Where a stretch of routine lines ends: the first cold literal or unvouched line shape.
+
+The bulk path (bulk.py) asks, for a block, "from this offset, where is the next line I
+must not consume?". Two finders answer, one per scanning engine:
+
+- `HyperscanStops`: one Hyperscan pass per block over the cold literals and the shape
+  pattern (compiled with HS_FLAG_MULTILINE), cached on disk like the engine's database;
+  the answers are looked up in the sorted hits.
+- `StdlibStops`: standard-library searches. Python's `re` tries every alternative of a
+  large literal alternation at almost every position (~20 MB/s for ~340 literals), so the
+  cold literals are searched from each one's rarest byte instead: the alternation starts
+  with a handful of bytes that routine lines seldom hold, and a lookbehind checks the
+  part of the literal before it. The first hit is then never later than the first line
+  holding a literal.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections import Counter
+from typing import Any
+
+from llamadiag import cache
+
+_NEVER = re.compile(rb"(?!x)x")
+# one database per set of wrappers a run has seen, with and without continuation lines
+KEEP_DATABASES = 32
+
+
+def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[bytes]:
+    """One pattern finding every occurrence of `literals`, entered at each literal's
+    rarest byte (by `common`, byte counts of routine text)."""
+    if not literals:
+        return _NEVER
+    by_anchor: dict[int, list[str]] = {}
+    for lit in sorted(set(literals)):
+        at = min(range(len(lit)), key=lambda i: (common.get(lit[i], 0), i))
+        before, after = lit[: at + 1], lit[at + 1 :]
+        behind = f"(?<={re.escape(before.decode('latin-1'))})" if len(before) > 1 else ""
+        by_anchor.setdefault(lit[at], []).append(behind + re.escape(after.decode("latin-1")))
+    branches = [re.escape(chr(b)) + "(?:" + "|".join(alts) + ")" for b, alts in sorted(by_anchor.items())]
+    return re.compile("|".join(branches).encode("latin-1"))
+
+
+class StdlibStops:
+    def __init__(self, cold: re.Pattern[bytes], shape: Any) -> None:
+        self.patterns = (cold, shape)
+        self.block = b""
+        self._hits: dict[int, tuple[int, int | None]] = {}
+
+    def begin(self, block: bytes) -> None:
+        self.block, self._hits = block, {}
+
+    def first(self, pos: int) -> int | None:
+        """Offset of the first hit at or after `pos` (each pattern reads each byte once
+        per block: a hit found further on is remembered)."""
+        best: int | None = None
+        for i, pattern in enumerate(self.patterns):
+            known = self._hits.get(i)
+            if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
+                hit = known[1]
+            else:
+                m = pattern.search(self.block, pos)
+                hit = m.start() if m is not None else None
+                self._hits[i] = (pos, hit)
+            if hit is not None and (best is None or hit < best):
+                best = hit
+        return best
+
+
+class HyperscanStops:
+    def __init__(self, cold: list[bytes], shape_source: str) -> None:
+        import hyperscan
+
+        self.db = _database(hyperscan, cold, shape_source)
+        self.hits: list[int] = []
+
+    def begin(self, block: bytes) -> None:
+        ends: list[int] = []
+        self.db.scan(block, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to))
+        # a hit ends inside its line (every pattern consumes a byte of it): keep line starts
+        rfind = block.rfind
+        starts = sorted({rfind(b"\n", 0, to - 1) + 1 for to in ends})
+        self.hits = starts
+
+    def first(self, pos: int) -> int | None:
+        i = bisect.bisect_left(self.hits, pos)
+        return self.hits[i] if i < len(self.hits) else None
+
+
+def _database(hyperscan: Any, cold: list[bytes], shape_source: str) -> Any:
+    """Compiled once per rule set and shape, then loaded from the cache."""
+    digest = hashlib.sha256(b"\0".join(cold) + b"\1" + shape_source.encode())
+    digest.update(str(getattr(hyperscan, "__version__", "?")).encode())
+    name = f"hsstops-{digest.hexdigest()[:20]}.db"
+    data = cache.read(name)
+    if data is not None:
+        try:
+            db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)
+            return db
+        except Exception:  # stale or foreign: compile again
+            pass
+    expressions = [re.escape(lit) for lit in cold] + [shape_source.encode()]
+    flags = [0] * len(cold) + [hyperscan.HS_FLAG_MULTILINE]
+    db = hyperscan.Database()
+    db.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
+    cache.write(name, hyperscan.dumpb(db), keep=KEEP_DATABASES)
+    return db
