@@ -32,7 +32,7 @@ import regex
 from llamadiag.literals import Target
 from llamadiag.matcher import MAX_PARTIALS
 from llamadiag.regex_rewrite import line_bounded, loosened, ungrouped
-from llamadiag.stops import HyperscanStops, StdlibStops, rare_byte_regex
+from llamadiag.stops import HyperscanStops, LineStarts, StdlibStops, rare_byte_regex
 
 if TYPE_CHECKING:
     from llamadiag.analyze import Run
@@ -76,6 +76,7 @@ class BulkPath:
         self._cold_re: re.Pattern[bytes] | None = None
         self._finders: dict[tuple[frozenset[str], bool], HyperscanStops | StdlibStops] = {}
         self._begun: set[int] = set()
+        self._line_starts: dict[tuple[frozenset[str], bool], LineStarts] = {}
         self.envelope = k.envelope
         self._stat_patterns: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self._loose: dict[int, Any] = {}
@@ -102,13 +103,18 @@ class BulkPath:
         # physical line either way, but a signature start joined to one is not queued like
         # a lone line: so a stretch holds either no continuation line, or no line holding
         # a signature start; the one reaching further is taken.
-        no_joins = self._first(self.finder(run, continuations=False), pos)
-        no_starts = self._first(self.finder(run, continuations=True), pos)
+        first_start = len(block)
         for lit, _ in plan.deferrable:
-            at = block.find(lit, pos, no_starts)
+            at = block.find(lit, pos, first_start)
             if at >= 0:
-                no_starts = at
-        stop = max(no_joins, no_starts)
+                first_start = at
+        # (each finder costs a pass over the block: the second is asked only if it can win)
+        if first_start == len(block):
+            stop = self._first(self.finder(run, continuations=True), pos)
+        else:
+            stop = self._first(self.finder(run, continuations=False), pos)
+            if stop < first_start:
+                stop = max(stop, min(first_start, self._first(self.finder(run, continuations=True), pos)))
         for pattern in (*self._checks, *plan.live):
             hit = self._next_hit(pattern, pos, stop)
             if hit is not None:
@@ -116,7 +122,7 @@ class BulkPath:
         if stop < len(block):
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
         if stop > pos:
-            self._consume(run, plan, pos, stop, base)
+            self._consume(run, plan, pos, stop, base, block.count(b"\n", pos, stop))
         return stop
 
     def _group_head(self, pos: int, stop: int) -> int:
@@ -133,7 +139,7 @@ class BulkPath:
 
     def _first(self, finder: HyperscanStops | StdlibStops, pos: int) -> int:
         if id(finder) not in self._begun:
-            finder.begin(self.block)
+            finder.begin(self.block, self._hits)
             self._begun.add(id(finder))
         hit = finder.first(pos)
         return len(self.block) if hit is None else hit
@@ -151,7 +157,7 @@ class BulkPath:
         self._hits[pattern] = (pos, hit)
         return hit if hit is not None and hit < limit else None
 
-    def _consume(self, run: Run, plan: Plan, pos: int, stop: int, base: int) -> None:
+    def _consume(self, run: Run, plan: Plan, pos: int, stop: int, base: int, lines: int) -> None:
         block = self.block
         last = max(block.rfind(lit, pos, stop) for lit in self.hot_literals) if self.hot_literals else -1
         if last < 0:
@@ -164,8 +170,8 @@ class BulkPath:
                         rows = [(row,) for row in rows]
                     run.stats.observe_rows(target.ref, columns, rows)
         for lit, target in plan.deferrable:
-            self._defer_last(run, lit, target, pos, stop, base)
-        run.last_line = max(run.last_line, base + block.count(b"\n", pos, last) + 1)
+            self._defer_last(run, lit, target, pos, stop, base + lines + 1)
+        run.last_line = max(run.last_line, base + lines - block.count(b"\n", last, stop) + 1)
         if run.since_start > 0:
             run.since_start += 1  # only "any entry after the start line" is ever asked
         else:
@@ -174,13 +180,13 @@ class BulkPath:
             more = any(block.find(lit, end, stop) >= 0 for lit in self.hot_literals)
             run.since_start += 2 if more else 1
 
-    def _defer_last(self, run: Run, lit: bytes, target: Target, pos: int, stop: int, base: int) -> None:
+    def _defer_last(self, run: Run, lit: bytes, target: Target, pos: int, stop: int, number: int) -> None:
         """Queue the last starts of a multi-line signature in the stretch, as the per-line
         path would have queued them (its queue keeps only the last MAX_PARTIALS)."""
         block = self.block
         found: list[tuple[int, str]] = []
         end = stop
-        number = base + block.count(b"\n", pos, stop) + 1  # the line at `stop`, counted down from there
+        # `number` is the line at `stop`, counted down from there
         while len(found) < MAX_PARTIALS:
             at = block.rfind(lit, pos, end)
             if at < 0:
@@ -221,7 +227,7 @@ class BulkPath:
     def _stat_pattern(self, t: Target) -> tuple[Any, tuple[str, ...]]:
         found = self._stat_patterns.get(t.serial)
         if found is None:
-            pattern = regex.compile(line_bounded(t.source).encode())
+            pattern = regex.compile(line_bounded(t.source).encode())  # faster than re on these
             columns = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
             found = self._stat_patterns[t.serial] = (pattern, columns)
         return found
@@ -233,24 +239,27 @@ class BulkPath:
         return found
 
     def finder(self, run: Run, continuations: bool) -> HyperscanStops | StdlibStops:
-        """The stop finder for the wrappers the run has seen."""
+        """The stop finder for the wrappers the run has seen, with or without continuation
+        lines among the lines it vouches for."""
         allowed = frozenset(run.facts.wrappers)
         found = self._finders.get((allowed, continuations))
         if found is None:
-            shape = self.shape_source(allowed, continuations)
+            foreign, cont = self.shape_sources(allowed)
             if self.hyperscan:
-                found = HyperscanStops(self.cold, shape)
+                found = HyperscanStops(self.cold, f"^(?:{foreign})" if continuations else f"^(?:{foreign}|{cont})")
             else:
                 if self._cold_re is None:
                     self._cold_re = rare_byte_regex(self.cold, self.common)
-                found = StdlibStops(self._cold_re, _compile("(?m)" + shape))
+                starts = self._line_starts.setdefault((allowed, False), LineStarts(foreign))
+                extra = [] if continuations else [self._line_starts.setdefault((allowed, True), LineStarts(cont))]
+                found = StdlibStops(self._cold_re, [starts, *extra])
             self._finders[(allowed, continuations)] = found
         return found
 
-    def shape_source(self, allowed: frozenset[str], continuations: bool) -> str:
-        """Lines the run has not vouched for, at their start: after any wrappers the run
-        has seen, a wrapper it has not (or one naming an instance, or a terminal one), a
-        dropped line, a JSON object, a continuation unless `continuations`."""
+    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str]:
+        """Lines the run has not vouched for, as patterns matched at a line start: after any
+        wrappers the run has seen, a wrapper it has not (or one naming an instance, or a
+        terminal one), a dropped line or a JSON object; and, apart, a continuation line."""
         env = self.envelope
 
         def bare(source: str) -> str:
@@ -263,7 +272,6 @@ class BulkPath:
         ]
         foreign = [bare(w.regex) for w in env.wrappers if bare(w.regex) not in ok]
         foreign += [bare(d) for d in env.drop] + [r"\{"]
-        if not continuations:
-            foreign += [bare(c.regex) for c in env.continuations]
         head = f"(?:{'|'.join(ok)})*" if ok else ""
-        return f"^{head}(?:{'|'.join(foreign)})"
+        cont = "|".join(bare(c.regex) for c in env.continuations)
+        return f"{head}(?:{'|'.join(foreign)})", f"{head}(?:{cont})"

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 Done = list[tuple[Any, int, Any]]
 # kinds whose effect can be added without building an entry (see module doc)
 _NEVER_INERT = {"start", "preamble", "cmdline", "stat", "version"}
-BULK_FROM = 1 << 20
+BULK_FROM = 1 << 18  # a log this long pays the bulk path's set-up (a few ms, more on a first run)
 # envelope.ANSI for UTF-8 bytes, never reaching past the end of a line
 ANSI_BYTES = re.compile(
     rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\r\n]*(?:\x07|\x1b\\)?|\x1b[@-_]|\xc2\x9b[0-?]*[ -/]*[@-~]"
@@ -77,7 +77,7 @@ class Scanner:
             # terminal colours: removed from the whole block at once, as peeling would remove
             # them from each line (not with CR redraws, which peeling resolves first)
             block = ANSI_BYTES.sub(b"", block)
-        if not self.shortcuts or self.fed < self.bulk_from:
+        if not self.shortcuts or self.fed + len(block) < self.bulk_from:
             done = self._lines(block, 0, len(block), base)
         else:
             done = self._feed_bulk(block, base)

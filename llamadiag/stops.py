@@ -22,6 +22,8 @@ import re
 from collections import Counter
 from typing import Any
 
+import regex
+
 from llamadiag import cache
 
 _NEVER = re.compile(rb"(?!x)x")
@@ -34,9 +36,10 @@ def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[b
     rarest byte (by `common`, byte counts of routine text)."""
     if not literals:
         return _NEVER
+    anchors = _anchor_bytes(set(literals), common)
     by_anchor: dict[int, list[str]] = {}
     for lit in sorted(set(literals)):
-        at = min(range(len(lit)), key=lambda i: (common.get(lit[i], 0), i))
+        at = min((i for i in range(len(lit)) if lit[i] in anchors), key=lambda i: (common.get(lit[i], 0), i))
         before, after = lit[: at + 1], lit[at + 1 :]
         behind = f"(?<={re.escape(before.decode('latin-1'))})" if len(before) > 1 else ""
         by_anchor.setdefault(lit[at], []).append(behind + re.escape(after.decode("latin-1")))
@@ -44,27 +47,61 @@ def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[b
     return re.compile("|".join(branches).encode("latin-1"))
 
 
-class StdlibStops:
-    def __init__(self, cold: re.Pattern[bytes], shape: Any) -> None:
-        self.patterns = (cold, shape)
-        self.block = b""
-        self._hits: dict[int, tuple[int, int | None]] = {}
+def _anchor_bytes(literals: set[bytes], common: Counter[int]) -> set[int]:
+    """A small, rare set of bytes such that every literal holds one (greedy weighted set
+    cover: the search stops at every occurrence of any of them)."""
+    chosen: set[int] = set()
+    left = set(literals)
+    while left:
+        holders: Counter[int] = Counter(b for lit in left for b in set(lit))
+        best = max(holders, key=lambda b: (holders[b] / (common.get(b, 0) + 1), -b))
+        chosen.add(best)
+        left = {lit for lit in left if best not in lit}
+    return chosen
 
-    def begin(self, block: bytes) -> None:
-        self.block, self._hits = block, {}
+
+class LineStarts:
+    """A pattern matched at line starts, searched as newline + pattern: the standard
+    library then jumps from newline to newline instead of trying every position."""
+
+    def __init__(self, source: str) -> None:
+        data = source.encode()
+        try:
+            self.head, self.after_newline = re.compile(data), re.compile(b"\n" + data)
+        except re.error:
+            self.head, self.after_newline = regex.compile(data), regex.compile(b"\n" + data)
+
+    def search(self, block: bytes, pos: int) -> int | None:
+        if self.head.match(block, pos):
+            return pos
+        m = self.after_newline.search(block, pos)
+        return m.start() + 1 if m is not None else None
+
+
+class StdlibStops:
+    def __init__(self, cold: re.Pattern[bytes], line_starts: list[LineStarts]) -> None:
+        self.searches = [cold.search, *(ls.search for ls in line_starts)]
+        self.keys = [cold, *line_starts]
+        self.block = b""
+        self._hits: dict[Any, tuple[int, int | None]] = {}
+
+    def begin(self, block: bytes, hits: dict[Any, tuple[int, int | None]]) -> None:
+        """`hits` is shared by the finders of one block, so a pattern two of them use is
+        searched once."""
+        self.block, self._hits = block, hits
 
     def first(self, pos: int) -> int | None:
         """Offset of the first hit at or after `pos` (each pattern reads each byte once
         per block: a hit found further on is remembered)."""
         best: int | None = None
-        for i, pattern in enumerate(self.patterns):
-            known = self._hits.get(i)
+        for key, search in zip(self.keys, self.searches, strict=True):
+            known = self._hits.get(key)
             if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
                 hit = known[1]
             else:
-                m = pattern.search(self.block, pos)
-                hit = m.start() if m is not None else None
-                self._hits[i] = (pos, hit)
+                found = search(self.block, pos)
+                hit = found.start() if isinstance(found, re.Match | regex.Match) else found
+                self._hits[key] = (pos, hit)
             if hit is not None and (best is None or hit < best):
                 best = hit
         return best
@@ -77,7 +114,7 @@ class HyperscanStops:
         self.db = _database(hyperscan, cold, shape_source)
         self.hits: list[int] = []
 
-    def begin(self, block: bytes) -> None:
+    def begin(self, block: bytes, hits: dict[Any, tuple[int, int | None]]) -> None:
         ends: list[int] = []
         self.db.scan(block, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to))
         # a hit ends inside its line (every pattern consumes a byte of it): keep line starts
