@@ -24,6 +24,7 @@ from llamadiag.matcher import Match, SignatureMatcher
 from llamadiag.patterns import compile_pattern
 from llamadiag.ranking import rank_findings
 from llamadiag.reasoning import RuleHits, assess
+from llamadiag.runpack import RunPacker
 from llamadiag.scan import Scanner
 from llamadiag.stats import RunStats
 
@@ -47,6 +48,7 @@ class Run:
     hits: dict[int, RuleHits] = field(default_factory=dict)
     excluded: dict[int, tuple[int, str]] = field(default_factory=dict)
     stats: RunStats = field(default_factory=RunStats)
+    packed: bytes | None = None  # a finished run's state, until the report needs it (runpack.py)
 
 
 @dataclass
@@ -76,6 +78,7 @@ class Analyzer:
         self.envelope = EnvelopeParser(knowledge.envelope)
         self.index = _build_index(knowledge)
         self.scanner = Scanner(self, engine)
+        self.packer = RunPacker(knowledge, [FactState(knowledge.facts).defs])
         self.runs: list[Run] = []
         self.streams: dict[str | None, _Stream] = {}
         self.held: Line | None = None
@@ -204,6 +207,8 @@ class Analyzer:
             if stream.run.has_start and stream.run.since_start > 0:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
                 _compact(stream.run)
+                if self.on_matches is None and self.on_entry is None:  # (watch drops ended runs itself)
+                    self.packer.pack(stream.run)
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
         pending, stream.preamble = stream.preamble, []
@@ -353,10 +358,14 @@ class Analyzer:
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
         for run in self.runs:
+            packed = run.packed is not None
+            self.packer.unpack(run)
             runs_out.append(self.run_out(run))
             f, r = self.assess_run(run)
             findings.extend(f)
             ruled.extend(r)
+            if packed:
+                self.packer.pack(run)
         return Report(
             version=__version__,
             rules_version=self.k.digest,

@@ -166,13 +166,16 @@ def explain(
     del analyzer  # its scanning state is not needed to render: free it before the report is copied
     if collector is not None:
         report.unmatched = collector.templates(report)
-    if fmt is not Format.rich:  # shareable: redacted unless asked not to (the terminal shows everything)
+    worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
+    if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
         from llamadiag.cli_lookup import redactor_for
-        from llamadiag.redact import redact_report
+        from llamadiag.redact import redact_data
 
-        report, redaction = redact_report(report, redactor_for(no_redact))
-    if fmt is Format.json:
-        data = report.model_dump(mode="json", exclude={"ruled_out"} if not why else set())
+        data = report.model_dump(mode="json")
+        del report  # (one copy of a long log's report at a time)
+        data, redaction = redact_data(data, redactor_for(no_redact))
+        if not why:
+            del data["ruled_out"]
         data["redaction"] = redaction.model_dump()
         # written as it is encoded: an indented json.dumps of a report with hundreds of runs
         # would hold several copies of it at once (the same bytes either way)
@@ -180,6 +183,10 @@ def explain(
             sys.stdout.write(chunk)
         sys.stdout.write("\n")
     elif fmt is Format.markdown:
+        from llamadiag.cli_lookup import redactor_for
+        from llamadiag.redact import redact_report
+
+        report, redaction = redact_report(report, redactor_for(no_redact))
         typer.echo(report_markdown(report, redaction.line()), nl=False)
     else:
         print_report(Console(highlight=False), report, why)
@@ -188,7 +195,6 @@ def explain(
         err.print(safe(f"llamadiag: {read_report.error}"))
     if broken or read_report.error:
         raise typer.Exit(2)
-    worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
     raise typer.Exit(1 if worst >= fail_on.rank else 0)
 
 

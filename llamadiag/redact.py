@@ -330,11 +330,20 @@ def redact_report(report: Report, redactor: Redactor | None = None) -> tuple[Rep
     r = redactor or Redactor()
     if not r.enabled:
         return report, r.summary()
-    data = report.model_dump()
+    data, summary = redact_data(report.model_dump(), r)
+    return Report.model_validate(data), summary
+
+
+def redact_data(data: dict[str, Any], redactor: Redactor | None = None) -> tuple[dict[str, Any], RedactionSummary]:
+    """A dumped report redacted (`explain -f json` writes it without building a second Report:
+    a log of hundreds of runs would hold several copies at once). Unchanged strings are shared."""
+    r = redactor or Redactor()
+    if not r.enabled:
+        return data, r.summary()
     for run in data.get("runs", []):
         for name in r.spec.secret_facts:
             value = run.get("facts", {}).get(name)
             if isinstance(value, str) and value:
                 r.add_secret(value)
     r.learn(data)
-    return Report.model_validate(r.value(data)), r.summary()
+    return r.value(data), r.summary()

@@ -118,3 +118,16 @@ def test_engines_find_every_literal_even_overlapping() -> None:
         from llamadiag.multimatch import HyperscanEngine
 
         assert HyperscanEngine(literals).scan(block) == expected
+
+
+def test_packed_finished_runs_report_the_same(knowledge, bench_log: Path) -> None:
+    """Finished runs are kept packed (runpack.py) until the report: nothing may change."""
+    packed = Analyzer(knowledge)
+    unpacked = Analyzer(knowledge)
+    unpacked.packer.pack = lambda run: None  # type: ignore[method-assign]
+    for block in read_byte_blocks(str(bench_log)):
+        packed.feed_bytes(block)
+        unpacked.feed_bytes(block)
+    assert sum(run.packed is not None for run in packed.runs) >= 2
+    assert _json(packed.report()) == _json(unpacked.report())
+    assert _json(packed.report()) == _json(unpacked.report())  # a second report: runs packed again
