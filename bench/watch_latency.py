@@ -6,7 +6,7 @@ fixed rate into `python -m llamadiag watch - --format jsonl`. Each replay starts
 run, so each loop yields one new finding. The writer keeps the write time of every line; the
 reader matches each finding to its last evidence line.
 
-    python bench/watch_latency.py --rate 1000 --rate 10000 --seconds 20 [--follow]
+    python bench/watch_latency.py --rate 1000 --rate 10000 --seconds 20 [--follow] [--busy]
 
 With --follow the lines are appended to a file that watch follows (`watch --follow FILE`)
 instead of being piped to its stdin.
@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 SAMPLE = ROOT / "sample_logs" / "seed-b11503-default.log"
 
 
@@ -102,9 +103,21 @@ def main() -> None:
     parser.add_argument("--rate", type=int, action="append", help="lines per second (repeatable)")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--sample", type=Path, default=SAMPLE)
+    parser.add_argument(
+        "--busy",
+        action="store_true",
+        help="replay a generated request-heavy log (bench/gen.py, a failure every 60 requests) instead of "
+        "the seed sample, whose every ~100 lines are a whole server start",
+    )
     parser.add_argument("--follow", action="store_true", help="append to a followed file instead of a pipe")
     args = parser.parse_args()
     sys.setswitchinterval(0.0005)  # the reader thread must see each event at once, not after 5 ms
+    if args.busy:
+        from gen import generate
+
+        args.sample = ROOT / "bench" / "out" / "busy-stream.log"
+        args.sample.parent.mkdir(exist_ok=True)
+        generate(6 << 20, args.sample, seed=5, inject_every=60)
     for rate in args.rate or [1000, 10000]:
         with tempfile.TemporaryDirectory() as tmp:
             target = Path(tmp) / "server.log" if args.follow else None

@@ -117,7 +117,7 @@ class Scanner:
         """The run of lines naming no instance, when the analyzer is in the plain state the
         bulk path needs (lines naming an instance are never part of a stretch)."""
         a = self.a
-        if a.held is not None or a.on_entry is not None or a.on_matches is not None:
+        if a.held is not None:
             return None
         stream = a.streams.get(None)
         return None if stream is None or stream.preamble else stream.run
@@ -184,7 +184,7 @@ class Scanner:
         is inert, while no entry is held. Counted, and nothing else."""
         a = self.a
         stream = a.streams.get(None)
-        if a.held is not None or stream is None or stream.preamble or a.on_entry:
+        if a.held is not None or stream is None or stream.preamble:
             return False
         run = stream.run
         if not self._all_inert(ids, run) or not plain(raw):
@@ -232,7 +232,7 @@ class Scanner:
     def line(self, number: int, raw: str, ids: frozenset[int], guard: bool) -> Done:
         a = self.a
         targets = self.targets(ids)
-        if guard or a.on_entry is not None:
+        if guard:
             return self._full(number, raw, targets)
         env = a.envelope
         line = None

@@ -1,9 +1,10 @@
 """Live diagnosis of a stream: each finding as soon as its evidence is complete, once per cause.
 
 The Watcher drives an Analyzer through its hooks. A completed match opens a cause (a rule in a
-run); the cause is judged once the next SETTLE_LINES lines are in (a line that rules it out,
-a richer signature or a deciding fact often follows right after the evidence), or when the
-input goes quiet, or when the run ends, whichever is first. It is judged with the facts of the
+run); the cause is judged once the next lines are in (a line that rules it out, a richer
+signature or a deciding fact often follows right after the evidence; settle.py says how many,
+none for a cause nothing can change any more), or when the input goes quiet, or when the run
+ends, whichever is first. It is judged with the facts of the
 entries up to that point, never by how the input happened to be split into reads, so the
 events do not depend on the chunking. Then the first finding is reported; later matches are
 counted and summarised as `repeat` events, at most every `repeat_interval` seconds and when the
@@ -26,8 +27,8 @@ from llamadiag.envelope import Line
 from llamadiag.findings import Finding
 from llamadiag.matcher import Match
 from llamadiag.rulemodel import Severity
+from llamadiag.settle import SettlePolicy
 
-SETTLE_LINES = 20  # physical lines after the evidence before a cause is judged
 RELEASE_IDLE = 0.2  # seconds without input before held entries and unsettled causes are released
 PREAMBLE_IDLE = 2.0  # ... before lines buffered for the next server start are given to the current run
 KEPT_RUNS = 64  # ended runs (and their causes) kept for the end summary
@@ -98,6 +99,7 @@ class Watcher:
         analyzer.on_matches = self._on_matches
         analyzer.on_entry = self._on_entry
         self.rule_index = {loaded.rule.id: i for i, loaded in enumerate(analyzer.k.rules)}
+        self.settle = SettlePolicy(analyzer)
         self.causes: dict[tuple[int, int], Cause] = {}  # causes of live runs
         self.announced: set[int] = set()  # live runs whose run_start was emitted
         self.dirty: set[tuple[int, int]] = set()  # causes with repeats not yet reported
@@ -233,17 +235,18 @@ class Watcher:
                 seen = {"line": match.first, "at": stamp}
                 cause = Cause(rule_i, run, rule.id, rule.title, rule.severity.value, run.index, seen, seen)
                 self.causes[key] = cause
-                self._wait(key, cause, match.last)
+                self._wait(key, cause, match.last + self.settle.lines(rule_i, run, match))
                 continue
             cause.count = max(hits.count, cause.count)
             cause.last = {"line": hits.last_line, "at": stamp}
             if cause.state == "reported":
                 self.dirty.add(key)
             elif cause.state == "ruled_out" and cause.facts_key != _facts_key(run):
-                self._wait(key, cause, match.last)  # the run learnt something since: judge it again
+                # the run learnt something since: judge it again
+                self._wait(key, cause, match.last + self.settle.lines(rule_i, run, match))
 
-    def _wait(self, key: tuple[int, int], cause: Cause, last_line: int) -> None:
-        cause.state, cause.deadline = "pending", last_line + SETTLE_LINES
+    def _wait(self, key: tuple[int, int], cause: Cause, deadline: int) -> None:
+        cause.state, cause.deadline = "pending", deadline
         self.next_deadline = cause.deadline if not self.pending else min(self.next_deadline, cause.deadline)
         self.pending.add(key)
 

@@ -155,3 +155,55 @@ def test_the_stream_redactor_redacts_as_the_shared_one() -> None:
             r.learn({"text": text})
         assert stream.value({"text": text}) == plain.value({"text": text})
     assert "abcdefgh12345678" not in str(stream.value({"text": texts[3]}))
+
+
+def _comparable(events: list[dict[str, Any]]) -> list[Any]:
+    """Events without wall-clock stamps (repeat timing depends on the clock, not the input)."""
+    out: list[Any] = []
+    for e in events:
+        if e["type"] == "finding":
+            out.append(("finding", e["finding"].model_dump_json()))
+        elif e["type"] == "run_start":
+            out.append(("run_start", e["run"]["index"], e["run"]["facts"]))
+        elif e["type"] == "summary":
+            out.append(("summary", [(c["rule_id"], c["run"], c["count"], c["confidence"]) for c in e["causes"]]))
+    return out
+
+
+@pytest.mark.parametrize("block", [97, 5000])
+def test_watch_events_are_the_same_with_the_bulk_path(knowledge: Knowledge, tmp_path: Path, block: int) -> None:
+    """watch takes the scanner's shortcuts and bulk path too: every event as without them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_gen", ROOT / "bench" / "gen.py")
+    gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(gen)  # type: ignore[union-attr]
+    path = tmp_path / "bench.log"
+    gen.generate(1 << 20, path, seed=11, inject_every=30)
+    lines = lines_of(path.read_text())
+    results = []
+    for shortcuts in (True, False):
+        events: list[dict[str, Any]] = []
+        analyzer = Analyzer(knowledge)
+        analyzer.scanner.shortcuts = shortcuts
+        analyzer.scanner.bulk_from = 0
+        watcher = Watcher(analyzer, events.append, 1e9)
+        for i in range(0, len(lines), block):
+            watcher.feed(lines[i : i + block])
+        watcher.finish("end of input", {})
+        results.append(_comparable(events))
+    assert results[0] == results[1]
+    assert sum(kind == "finding" for kind, *_ in results[0]) >= 5
+
+
+def test_a_cause_nothing_can_change_is_judged_at_once(knowledge: Knowledge) -> None:
+    # after the startup, with every fact its conditions test known, and nothing that could rule
+    # it out or hide it: reported on the line that completes the evidence, not 20 lines later
+    lines = lines_of((SAMPLES / "context-exceeded-b98xx-journald.log").read_text())
+    completing = next(i for i, line in enumerate(lines) if "exceeds the available context size" in line)
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    watcher.feed(lines[: completing + 1])
+    assert not of_type(events, "finding")  # the error entry itself may still be continued
+    watcher.feed(lines[completing + 1 : completing + 2])
+    assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["context-size-exceeded"]
