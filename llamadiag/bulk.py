@@ -32,6 +32,7 @@ import regex
 from llamadiag.literals import Target
 from llamadiag.matcher import MAX_PARTIALS
 from llamadiag.regex_rewrite import line_bounded, loosened, ungrouped
+from llamadiag.stats import USED_GROUPS
 from llamadiag.stops import HyperscanStops, LineStarts, StdlibStops, rare_byte_regex
 
 if TYPE_CHECKING:
@@ -94,9 +95,10 @@ class BulkPath:
         # most blocks hold no byte a plain ASCII line cannot: then no search for one
         self._checks = [_BAD] if block.translate(None, _GOOD) else []
 
-    def stretch(self, run: Run, pos: int, base: int) -> int:
+    def stretch(self, run: Run, pos: int, base: int) -> tuple[int, int]:
         """Consume lines from `pos` (a line start; `base` is the number of the line before
-        it) up to the first line that needs the per-line path; return that line's offset."""
+        it) up to the first line that needs the per-line path; return that line's offset
+        and how many lines were consumed."""
         block = self.block
         plan = self.plan(run)
         # Continuation lines join the entry before them into one. Their statistics count per
@@ -121,9 +123,11 @@ class BulkPath:
                 stop = hit
         if stop < len(block):
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
-        if stop > pos:
-            self._consume(run, plan, pos, stop, base, block.count(b"\n", pos, stop))
-        return stop
+        if stop <= pos:
+            return pos, 0
+        lines = block.count(b"\n", pos, stop)
+        self._consume(run, plan, pos, stop, base, lines)
+        return stop, lines
 
     def _group_head(self, pos: int, stop: int) -> int:
         """A stop on a continuation line moves to the line it continues: the per-line path
@@ -159,15 +163,19 @@ class BulkPath:
 
     def _consume(self, run: Run, plan: Plan, pos: int, stop: int, base: int, lines: int) -> None:
         block = self.block
-        last = max(block.rfind(lit, pos, stop) for lit in self.hot_literals) if self.hot_literals else -1
+        last = -1
+        for lit in self.hot_literals:  # the last candidate line: each search only reads past the best so far
+            at = block.rfind(lit, max(pos, last + 1), stop)
+            if at > last:
+                last = at
         if last < 0:
             return  # no candidate line: the per-line path would not have looked at any
         for lit, target, pattern, columns in plan.stats:
             if block.find(lit, pos, stop) >= 0:
                 rows = pattern.findall(block, pos, stop)
                 if rows:
-                    if len(columns) == 1:
-                        rows = [(row,) for row in rows]
+                    if len(columns) < 2:  # findall gives bare values (or whole matches) then
+                        rows = [(row,) if columns else () for row in rows]
                     run.stats.observe_rows(target.ref, columns, rows)
         for lit, target in plan.deferrable:
             self._defer_last(run, lit, target, pos, stop, base + lines + 1)
@@ -227,7 +235,8 @@ class BulkPath:
     def _stat_pattern(self, t: Target) -> tuple[Any, tuple[str, ...]]:
         found = self._stat_patterns.get(t.serial)
         if found is None:
-            pattern = regex.compile(line_bounded(t.source).encode())  # faster than re on these
+            source = ungrouped(t.source, USED_GROUPS.get(t.ref, frozenset()))
+            pattern = regex.compile(line_bounded(source).encode())  # faster than re on these
             columns = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
             found = self._stat_patterns[t.serial] = (pattern, columns)
         return found

@@ -88,8 +88,9 @@ def line_bounded(source: str) -> str:
     return _rewrite(source, loosen=False, bound=True) + r"[^\n]*"
 
 
-def ungrouped(source: str) -> str:
-    """Named groups made plain, so several patterns can be joined into one."""
+def ungrouped(source: str, keep: frozenset[str] = frozenset()) -> str:
+    """Named groups made plain (but those in `keep`), so several patterns can be joined
+    into one, or `findall` builds only the values it is asked for."""
     out: list[str] = []
     i = 0
     while i < len(source):
@@ -104,7 +105,8 @@ def ungrouped(source: str) -> str:
             continue
         if source.startswith("(?P<", i) or (source.startswith("(?<", i) and source[i + 3 : i + 4] not in ("=", "!")):
             close = source.index(">", i)
-            out.append("(?:")
+            name = source[source.index("<", i) + 1 : close]
+            out.append(source[i : close + 1] if name in keep else "(?:")
             i = close + 1
             continue
         out.append(source[i])

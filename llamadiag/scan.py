@@ -79,13 +79,13 @@ class Scanner:
             block = ANSI_BYTES.sub(b"", block)
         if not self.shortcuts or self.fed + len(block) < self.bulk_from:
             done = self._lines(block, 0, len(block), base)
+            a.line_number = base + block.count(b"\n")
         else:
-            done = self._feed_bulk(block, base)
+            done, a.line_number = self._feed_bulk(block, base)
         self.fed += len(block)
-        a.line_number = base + block.count(b"\n")
         return done
 
-    def _feed_bulk(self, block: bytes, base: int) -> Done:
+    def _feed_bulk(self, block: bytes, base: int) -> tuple[Done, int]:
         """Stretches of routine lines through the bulk path, the lines between them one by one."""
         if self.bulk is None:
             from llamadiag.bulk import BulkPath  # only logs past the first block need it
@@ -99,9 +99,8 @@ class Scanner:
         while pos < size:
             run = self._bulk_run()
             if run is not None:
-                stop = bulk.stretch(run, pos, number)
-                number += count(b"\n", pos, stop)
-                pos = stop
+                pos, lines = bulk.stretch(run, pos, number)
+                number += lines
                 if pos >= size:
                     break
                 end = block.find(b"\n", pos) + 1 or size
@@ -111,7 +110,7 @@ class Scanner:
             number += count(b"\n", pos, end)
             pos = end
             done.extend(self._release_if_complete(block, pos, number))
-        return done
+        return done, number
 
     def _bulk_run(self) -> Run | None:
         """The run of lines naming no instance, when the analyzer is in the plain state the

@@ -78,6 +78,16 @@ class Series:
         }
 
 
+# the captured values each statistic's `observe` reads (the bulk path captures only these)
+USED_GROUPS = {
+    "prompt": frozenset({"tps"}),
+    "generation": frozenset({"tps"}),
+    "draft": frozenset({"accepted", "generated"}),
+    "http": frozenset({"status"}),
+    "error": frozenset({"message"}),
+}
+
+
 @dataclass
 class RunStats:
     prompt_tps: Series = field(default_factory=Series)

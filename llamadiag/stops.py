@@ -33,18 +33,38 @@ KEEP_DATABASES = 32
 
 def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[bytes]:
     """One pattern finding every occurrence of `literals`, entered at each literal's
-    rarest byte (by `common`, byte counts of routine text)."""
+    rarest byte (by `common`, byte counts of routine text): from there a trie of what
+    follows, and at its leaves a lookbehind over the whole literal."""
     if not literals:
         return _NEVER
     anchors = _anchor_bytes(set(literals), common)
-    by_anchor: dict[int, list[str]] = {}
+    by_anchor: dict[int, list[tuple[bytes, bytes | None]]] = {}
     for lit in sorted(set(literals)):
         at = min((i for i in range(len(lit)) if lit[i] in anchors), key=lambda i: (common.get(lit[i], 0), i))
-        before, after = lit[: at + 1], lit[at + 1 :]
-        behind = f"(?<={re.escape(before.decode('latin-1'))})" if len(before) > 1 else ""
-        by_anchor.setdefault(lit[at], []).append(behind + re.escape(after.decode("latin-1")))
-    branches = [re.escape(chr(b)) + "(?:" + "|".join(alts) + ")" for b, alts in sorted(by_anchor.items())]
+        by_anchor.setdefault(lit[at], []).append((lit[at + 1 :], lit if at else None))
+    branches = [_escape(bytes([b])) + _trie(items) for b, items in sorted(by_anchor.items())]
     return re.compile("|".join(branches).encode("latin-1"))
+
+
+def _escape(data: bytes) -> str:
+    return re.escape(data.decode("latin-1"))
+
+
+def _trie(items: list[tuple[bytes, bytes | None]]) -> str:
+    """Alternation over what follows the anchor; (rest, whole literal or None when the
+    anchor is its first byte)."""
+    children: dict[int, list[tuple[bytes, bytes | None]]] = {}
+    complete: list[bytes | None] = []
+    for rest, whole in items:
+        if rest:
+            children.setdefault(rest[0], []).append((rest[1:], whole))
+        else:
+            complete.append(whole)
+    branches = [_escape(bytes([b])) + _trie(sub) for b, sub in sorted(children.items())]
+    if None in complete:  # a literal already matched whole: what follows is optional
+        return f"(?:{'|'.join(branches)})?" if branches else ""
+    branches += [f"(?<={_escape(whole)})" for whole in complete if whole is not None]
+    return branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
 
 
 def _anchor_bytes(literals: set[bytes], common: Counter[int]) -> set[int]:

@@ -8,15 +8,19 @@ generated benchmark log is compared with the plain entry-by-entry path.
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llamadiag.analyze import Analyzer
 from llamadiag.blocks import read_byte_blocks
 from llamadiag.multimatch import hyperscan_available
 from llamadiag.reader import ReadReport
 from llamadiag.selftest import check_expectation
+from llamadiag.stops import rare_byte_regex
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
@@ -131,3 +135,23 @@ def test_packed_finished_runs_report_the_same(knowledge, bench_log: Path) -> Non
     assert sum(run.packed is not None for run in packed.runs) >= 2
     assert _json(packed.report()) == _json(unpacked.report())
     assert _json(packed.report()) == _json(unpacked.report())  # a second report: runs packed again
+
+
+@given(
+    literals=st.lists(st.binary(min_size=1, max_size=6).map(lambda b: b.replace(b"\n", b"x")), min_size=1, max_size=8),
+    text=st.binary(max_size=200),
+    routine=st.binary(max_size=100),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_rare_byte_search_finds_the_first_literal(literals: list[bytes], text: bytes, routine: bytes) -> None:
+    """The standard-library stop finder's cold-literal search (stops.rare_byte_regex): a hit
+    exactly when a literal occurs, inside an occurrence, never after the first one ends."""
+    pattern = rare_byte_regex(literals, Counter(routine))
+    found = [(at, at + len(lit)) for lit in literals for at in range(len(text)) if text.startswith(lit, at)]
+    m = pattern.search(text)
+    if not found:
+        assert m is None
+        return
+    assert m is not None
+    assert any(start <= m.start() < end for start, end in found)
+    assert m.start() < min(end for _, end in found)
