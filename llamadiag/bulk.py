@@ -75,9 +75,8 @@ class BulkPath:
         self.common = Counter("\n".join(routine).encode())
         self.hyperscan = scanner.engine.name == "hyperscan"
         self._cold_re: re.Pattern[bytes] | None = None
-        self._finders: dict[tuple[frozenset[str], bool], HyperscanStops | StdlibStops] = {}
+        self._finders: dict[frozenset[str], HyperscanStops | StdlibStops] = {}
         self._begun: set[int] = set()
-        self._line_starts: dict[tuple[frozenset[str], bool], LineStarts] = {}
         self.envelope = k.envelope
         self._stat_patterns: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self._loose: dict[int, Any] = {}
@@ -111,12 +110,13 @@ class BulkPath:
             if at >= 0:
                 first_start = at
         # (each finder costs a pass over the block: the second is asked only if it can win)
+        finder = self.finder(run)
         if first_start == len(block):
-            stop = self._first(self.finder(run, continuations=True), pos)
+            stop = self._first(finder, pos, continuations=True)
         else:
-            stop = self._first(self.finder(run, continuations=False), pos)
+            stop = self._first(finder, pos, continuations=False)
             if stop < first_start:
-                stop = max(stop, min(first_start, self._first(self.finder(run, continuations=True), pos)))
+                stop = max(stop, min(first_start, self._first(finder, pos, continuations=True)))
         for pattern in (*self._checks, *plan.live):
             hit = self._next_hit(pattern, pos, stop)
             if hit is not None:
@@ -141,11 +141,11 @@ class BulkPath:
             stop = block.rfind(b"\n", pos, stop - 1) + 1 or pos
         return stop
 
-    def _first(self, finder: HyperscanStops | StdlibStops, pos: int) -> int:
+    def _first(self, finder: HyperscanStops | StdlibStops, pos: int, continuations: bool) -> int:
         if id(finder) not in self._begun:
-            finder.begin(self.block, self._hits)
+            finder.begin(self.block)
             self._begun.add(id(finder))
-        hit = finder.first(pos)
+        hit = finder.first(pos, continuations)
         return len(self.block) if hit is None else hit
 
     def _next_hit(self, pattern: Any, pos: int, limit: int) -> int | None:
@@ -247,22 +247,19 @@ class BulkPath:
             found = self._loose[t.serial] = _compile(loosened(t.source))
         return found
 
-    def finder(self, run: Run, continuations: bool) -> HyperscanStops | StdlibStops:
-        """The stop finder for the wrappers the run has seen, with or without continuation
-        lines among the lines it vouches for."""
+    def finder(self, run: Run) -> HyperscanStops | StdlibStops:
+        """The stop finder for the wrappers the run has seen."""
         allowed = frozenset(run.facts.wrappers)
-        found = self._finders.get((allowed, continuations))
+        found = self._finders.get(allowed)
         if found is None:
             foreign, cont = self.shape_sources(allowed)
             if self.hyperscan:
-                found = HyperscanStops(self.cold, f"^(?:{foreign})" if continuations else f"^(?:{foreign}|{cont})")
+                found = HyperscanStops(self.cold, foreign, cont)
             else:
                 if self._cold_re is None:
                     self._cold_re = rare_byte_regex(self.cold, self.common)
-                starts = self._line_starts.setdefault((allowed, False), LineStarts(foreign))
-                extra = [] if continuations else [self._line_starts.setdefault((allowed, True), LineStarts(cont))]
-                found = StdlibStops(self._cold_re, [starts, *extra])
-            self._finders[(allowed, continuations)] = found
+                found = StdlibStops(self._cold_re, LineStarts(foreign), LineStarts(cont))
+            self._finders[allowed] = found
         return found
 
     def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str]:

@@ -27,7 +27,7 @@ import regex
 from llamadiag import cache
 
 _NEVER = re.compile(rb"(?!x)x")
-# one database per set of wrappers a run has seen, with and without continuation lines
+# one database per set of wrappers a run has seen
 KEEP_DATABASES = 32
 
 
@@ -99,57 +99,58 @@ class LineStarts:
 
 
 class StdlibStops:
-    def __init__(self, cold: re.Pattern[bytes], line_starts: list[LineStarts]) -> None:
-        self.searches = [cold.search, *(ls.search for ls in line_starts)]
-        self.keys = [cold, *line_starts]
+    def __init__(self, cold: re.Pattern[bytes], foreign: LineStarts, continuation: LineStarts) -> None:
+        self.searches = [cold.search, foreign.search, continuation.search]
         self.block = b""
-        self._hits: dict[Any, tuple[int, int | None]] = {}
+        self._hits: list[tuple[int, int | None] | None] = [None, None, None]
 
-    def begin(self, block: bytes, hits: dict[Any, tuple[int, int | None]]) -> None:
-        """`hits` is shared by the finders of one block, so a pattern two of them use is
-        searched once."""
-        self.block, self._hits = block, hits
+    def begin(self, block: bytes) -> None:
+        self.block, self._hits = block, [None, None, None]
 
-    def first(self, pos: int) -> int | None:
-        """Offset of the first hit at or after `pos` (each pattern reads each byte once
-        per block: a hit found further on is remembered)."""
+    def first(self, pos: int, continuations: bool) -> int | None:
+        """Offset of the first hit at or after `pos`, continuation lines counting unless
+        `continuations` are allowed (each pattern reads each byte once per block: a hit
+        found further on is remembered)."""
         best: int | None = None
-        for key, search in zip(self.keys, self.searches, strict=True):
-            known = self._hits.get(key)
+        for i in (0, 1) if continuations else (0, 1, 2):
+            known = self._hits[i]
             if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
                 hit = known[1]
             else:
-                found = search(self.block, pos)
+                found = self.searches[i](self.block, pos)
                 hit = found.start() if isinstance(found, re.Match | regex.Match) else found
-                self._hits[key] = (pos, hit)
+                self._hits[i] = (pos, hit)
             if hit is not None and (best is None or hit < best):
                 best = hit
         return best
 
 
 class HyperscanStops:
-    def __init__(self, cold: list[bytes], shape_source: str) -> None:
+    def __init__(self, cold: list[bytes], foreign: str, continuation: str) -> None:
         import hyperscan
 
-        self.db = _database(hyperscan, cold, shape_source)
+        self.db = _database(hyperscan, cold, [f"^(?:{foreign})", f"^(?:{continuation})"])
+        self.continuation_id = len(cold) + 1
         self.hits: list[int] = []
+        self.hits_but_continuations: list[int] = []
 
-    def begin(self, block: bytes, hits: dict[Any, tuple[int, int | None]]) -> None:
-        ends: list[int] = []
-        self.db.scan(block, match_event_handler=lambda _id, _from, to, _flags, _ctx: ends.append(to))
+    def begin(self, block: bytes) -> None:
+        found: list[tuple[int, int]] = []
+        self.db.scan(block, match_event_handler=lambda id_, _from, to, _flags, _ctx: found.append((id_, to)))
         # a hit ends inside its line (every pattern consumes a byte of it): keep line starts
-        rfind = block.rfind
-        starts = sorted({rfind(b"\n", 0, to - 1) + 1 for to in ends})
-        self.hits = starts
+        rfind, cont = block.rfind, self.continuation_id
+        self.hits = sorted({rfind(b"\n", 0, to - 1) + 1 for _, to in found})
+        self.hits_but_continuations = sorted({rfind(b"\n", 0, to - 1) + 1 for id_, to in found if id_ != cont})
 
-    def first(self, pos: int) -> int | None:
-        i = bisect.bisect_left(self.hits, pos)
-        return self.hits[i] if i < len(self.hits) else None
+    def first(self, pos: int, continuations: bool) -> int | None:
+        hits = self.hits_but_continuations if continuations else self.hits
+        i = bisect.bisect_left(hits, pos)
+        return hits[i] if i < len(hits) else None
 
 
-def _database(hyperscan: Any, cold: list[bytes], shape_source: str) -> Any:
+def _database(hyperscan: Any, cold: list[bytes], shapes: list[str]) -> Any:
     """Compiled once per rule set and shape, then loaded from the cache."""
-    digest = hashlib.sha256(b"\0".join(cold) + b"\1" + shape_source.encode())
+    digest = hashlib.sha256(b"\0".join(cold) + b"\1" + "\0".join(shapes).encode())
     digest.update(str(getattr(hyperscan, "__version__", "?")).encode())
     name = f"hsstops-{digest.hexdigest()[:20]}.db"
     data = cache.read(name)
@@ -160,8 +161,8 @@ def _database(hyperscan: Any, cold: list[bytes], shape_source: str) -> Any:
             return db
         except Exception:  # stale or foreign: compile again
             pass
-    expressions = [re.escape(lit) for lit in cold] + [shape_source.encode()]
-    flags = [0] * len(cold) + [hyperscan.HS_FLAG_MULTILINE]
+    expressions = [re.escape(lit) for lit in cold] + [shape.encode() for shape in shapes]
+    flags = [0] * len(cold) + [hyperscan.HS_FLAG_MULTILINE] * len(shapes)
     db = hyperscan.Database()
     db.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
     cache.write(name, hyperscan.dumpb(db), keep=KEEP_DATABASES)
