@@ -17,14 +17,13 @@ must not consume?". Two finders answer, one per scanning engine:
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 from collections import Counter
 from typing import Any
 
 import regex
 
-from llamadiag import cache
+from llamadiag.multimatch import cached_database
 
 _NEVER = re.compile(rb"(?!x)x")
 # one database per set of wrappers a run has seen
@@ -149,21 +148,6 @@ class HyperscanStops:
 
 
 def _database(hyperscan: Any, cold: list[bytes], shapes: list[str]) -> Any:
-    """Compiled once per rule set and shape, then loaded from the cache."""
-    digest = hashlib.sha256(b"\0".join(cold) + b"\1" + "\0".join(shapes).encode())
-    digest.update(str(getattr(hyperscan, "__version__", "?")).encode())
-    name = f"hsstops-{digest.hexdigest()[:20]}.db"
-    data = cache.read(name)
-    if data is not None:
-        try:
-            db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
-            db.scratch = hyperscan.Scratch(db)
-            return db
-        except Exception:  # stale or foreign: compile again
-            pass
     expressions = [re.escape(lit) for lit in cold] + [shape.encode() for shape in shapes]
     flags = [0] * len(cold) + [hyperscan.HS_FLAG_MULTILINE] * len(shapes)
-    db = hyperscan.Database()
-    db.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
-    cache.write(name, hyperscan.dumpb(db), keep=KEEP_DATABASES)
-    return db
+    return cached_database(hyperscan, "hsstops", expressions, flags, keep=KEEP_DATABASES)
