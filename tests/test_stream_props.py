@@ -134,3 +134,28 @@ def test_any_split_into_reads_and_blocks_gives_the_same_findings(
     lines = read_lines(data, read_cuts)
     assert lines == whole
     assert watch_findings(pieces(lines, block_cuts)) == watch_findings([whole])
+
+
+def _report_json(lines_blocks: list[list[str]], bulk: bool) -> str:
+    analyzer = Analyzer(K)
+    analyzer.scanner.bulk_from = 0 if bulk else 1 << 62
+    for block in lines_blocks:
+        analyzer.feed(block)
+    return analyzer.report().model_dump_json(exclude={"rules_version"})
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    junk=st.lists(st.text(max_size=120) | st.binary(max_size=120).map(lambda b: b.decode("latin-1")), max_size=20),
+    sample=st.sampled_from(SAMPLES),
+    cuts=st.lists(st.integers(min_value=0), max_size=8),
+    data=st.data(),
+)
+def test_the_bulk_path_changes_nothing_whatever_junk_and_blocks(
+    junk: list[str], sample: Path, cuts: list[int], data
+) -> None:  # type: ignore[no-untyped-def]
+    lines = sample.read_text(errors="replace").splitlines()
+    for piece in junk:  # control characters, ANSI, non-ASCII, JSON-looking and wrapper-looking lines
+        lines.insert(data.draw(st.integers(0, len(lines))), piece.replace("\n", " ").replace("\r", " "))
+    blocks = pieces(lines, cuts)
+    assert _report_json(blocks, bulk=True) == _report_json(blocks, bulk=False)
