@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -109,6 +109,13 @@ def analyze_source(
     return report, analyzer, read_report
 
 
+def _drain(items: list[Any]) -> Iterator[Any]:
+    """The items in order, each let go of as it is handed out."""
+    items.reverse()
+    while items:
+        yield items.pop()
+
+
 def _version_callback(value: bool) -> None:
     if value:
         k = checked_knowledge()
@@ -171,8 +178,13 @@ def explain(
         from llamadiag.cli_lookup import redactor_for
         from llamadiag.redact import redact_data
 
+        # one copy of a long log's report at a time: each run and finding is dumped and let go
+        runs, report.runs = report.runs, []
+        findings, report.findings = report.findings, []
         data = report.model_dump(mode="json")
-        del report  # (one copy of a long log's report at a time)
+        del report
+        data["runs"] = [item.model_dump(mode="json") for item in _drain(runs)]
+        data["findings"] = [item.model_dump(mode="json") for item in _drain(findings)]
         data, redaction = redact_data(data, redactor_for(no_redact))
         if not why:
             del data["ruled_out"]

@@ -186,6 +186,17 @@ class Redactor:
             return type(obj)(self.value(v) for v in obj)
         return obj
 
+    def value_in_place(self, obj: dict[str, Any] | list[Any]) -> None:
+        """As `value`, changing the containers of a dumped report instead of copying them."""
+        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        for key, item in list(items):
+            if isinstance(item, dict | list):
+                self.value_in_place(item)
+            elif isinstance(obj, dict):
+                obj[key] = self._keyed(key, item)
+            else:
+                obj[key] = self.value(item)
+
     def _keyed(self, key: Any, value: Any) -> Any:
         if isinstance(value, str) and str(key).lower() in self.c.secret_keys and not self._keep_secret(value):
             self._count("api-key")
@@ -335,8 +346,8 @@ def redact_report(report: Report, redactor: Redactor | None = None) -> tuple[Rep
 
 
 def redact_data(data: dict[str, Any], redactor: Redactor | None = None) -> tuple[dict[str, Any], RedactionSummary]:
-    """A dumped report redacted (`explain -f json` writes it without building a second Report:
-    a log of hundreds of runs would hold several copies at once). Unchanged strings are shared."""
+    """A dumped report, redacted in place (`explain -f json` writes it without building a
+    second Report: a log of hundreds of runs would hold several copies at once)."""
     r = redactor or Redactor()
     if not r.enabled:
         return data, r.summary()
@@ -346,4 +357,5 @@ def redact_data(data: dict[str, Any], redactor: Redactor | None = None) -> tuple
             if isinstance(value, str) and value:
                 r.add_secret(value)
     r.learn(data)
-    return r.value(data), r.summary()
+    r.value_in_place(data)
+    return data, r.summary()
