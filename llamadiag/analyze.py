@@ -17,12 +17,12 @@ from llamadiag.blocks import text_blocks
 from llamadiag.cmdline import FlagTable, ParsedFlags
 from llamadiag.envelope import EnvelopeParser, Line
 from llamadiag.facts import FactState, FactValue
-from llamadiag.findings import FactUse, Finding, Report, RuledOut, RunOut
+from llamadiag.findings import FactUse, Finding, Report, RuledOut, RunOut, facts_for_output
 from llamadiag.knowledge import Knowledge
-from llamadiag.literals import LiteralIndex, Target
+from llamadiag.literals import Target, index_for
 from llamadiag.matcher import Match, SignatureMatcher
 from llamadiag.patterns import compile_pattern
-from llamadiag.ranking import rank_findings
+from llamadiag.ranking import apply_supersedes, rank_findings
 from llamadiag.reasoning import RuleHits, assess
 from llamadiag.runpack import RunPacker
 from llamadiag.scan import Scanner
@@ -76,7 +76,7 @@ class Analyzer:
         self.build = build
         self.every_line = every_line
         self.envelope = EnvelopeParser(knowledge.envelope)
-        self.index = _build_index(knowledge)
+        self.index = index_for(knowledge)
         self.scanner = Scanner(self, engine)
         self.packer = RunPacker(knowledge, [FactState(knowledge.facts).defs])
         self.runs: list[Run] = []
@@ -333,7 +333,7 @@ class Analyzer:
                 self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
             )
             (findings if isinstance(result, Finding) else ruled_out).append(result)
-        return _apply_supersedes(findings, self.k), ruled_out
+        return apply_supersedes(findings, self.k), ruled_out
 
     def run_out(self, run: Run) -> RunOut:
         """A run as the JSON contract shows it: facts with their source lines, statistics."""
@@ -344,7 +344,7 @@ class Analyzer:
             first_line=run.first_line,
             last_line=run.last_line,
             startup_seen=run.startup_seen,
-            facts=_facts_for_output(facts),
+            facts=facts_for_output(facts),
             fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
             stats=run.stats.summary(),
         )
@@ -386,74 +386,6 @@ def _compact(run: Run) -> None:
 
 def _quote(arg: str) -> str:
     return f'"{arg}"' if (" " in arg or not arg) and '"' not in arg else arg
-
-
-def _facts_for_output(facts: dict[str, FactValue]) -> dict[str, Any]:
-    """Fact values, with the parsed flags grouped under "flags"."""
-    out: dict[str, Any] = {}
-    flags: dict[str, Any] = {}
-    for name, value in sorted(facts.items()):
-        if name.startswith("flag."):
-            flags[name[5:]] = value.value
-        else:
-            out[name] = value.value
-    out["flags"] = flags
-    return out
-
-
-def _apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:
-    by_id = {f.rule_id: f for f in findings}
-    hidden: set[str] = set()
-    for f in findings:
-        loaded = k.rule(f.rule_id)
-        if loaded is None:
-            continue
-        for other in loaded.rule.supersedes:
-            target = by_id.get(other)
-            if target is None:
-                continue
-            inside = any(f.first_line <= e.line <= f.last_line for e in target.evidence)
-            if inside or loaded.rule.supersedes_scope == "run":
-                hidden.add(other)
-    return [f for f in findings if f.rule_id not in hidden]
-
-
-def _build_index(k: Knowledge) -> LiteralIndex:
-    index = LiteralIndex()
-    for rule_i, loaded in enumerate(k.rules):
-        rule = loaded.rule
-        for sig_i, sig in enumerate(rule.signatures):
-            for entry_i, entry in enumerate(sig.entries):
-                index.add("sig", (rule_i, sig_i, entry_i), entry.regex, entry.literal)
-        for excl in rule.exclude_lines:
-            index.add("exclude", (rule_i, excl.because.strip()), excl.regex, excl.literal)
-    for fact in k.facts:
-        for p in fact.patterns:
-            index.add("fact", (fact.name, p.value), p.regex, p.literal)
-        for p in fact.absent_unless:
-            index.add("absent_block", fact.name, p.regex, p.literal)
-    for shape in k.versions.shapes:
-        if shape.literal:
-            index.add("version", shape.source, shape.regex, shape.literal)
-    for fp in k.eras.fingerprints:
-        index.add("era", (fp.name, fp.min_build, fp.max_build), fp.regex, fp.literal)
-    for p in k.runs.start:
-        index.add("start", None, p.regex, p.literal)
-    for p in k.runs.preamble:
-        index.add("preamble", None, p.regex, p.literal)
-    for p in k.runs.startup_complete:
-        index.add("startup", None, p.regex, p.literal)
-    for p in k.runs.commandline:
-        index.add("cmdline", None, p.regex, p.literal)
-    if k.runs.child_argv is not None:
-        argv = k.runs.child_argv
-        for kind, p in (("argv_spawn", argv.spawn), ("argv_header", argv.header), ("argv_item", argv.item)):
-            index.add(kind, None, p.regex, p.literal)
-    for stat in k.stats.lines:
-        index.add("stat", stat.name, stat.regex, stat.literal)
-    for cont in k.envelope.continuations:
-        index.add("cont", None, cont.regex, cont.literal)
-    return index
 
 
 def iter_lines(blocks: Iterable[list[str]]) -> Iterator[list[str]]:

@@ -126,3 +126,16 @@ class Report(BaseModel):
     unmatched: list[Any] = Field(
         default_factory=list, description="With --unmatched: warning/error templates no finding explains."
     )
+
+
+def facts_for_output(facts: dict[str, Any]) -> dict[str, Any]:
+    """Fact values (FactValue by name) as RunOut shows them, the parsed flags grouped under "flags"."""
+    out: dict[str, Any] = {}
+    flags: dict[str, Any] = {}
+    for name, value in sorted(facts.items()):
+        if name.startswith("flag."):
+            flags[name[5:]] = value.value
+        else:
+            out[name] = value.value
+    out["flags"] = flags
+    return out

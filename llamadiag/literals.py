@@ -11,11 +11,14 @@ entry, a JSON-wrapped message).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from llamadiag.patterns import PatternError, compile_pattern, required_literals
+
+if TYPE_CHECKING:
+    from llamadiag.knowledge import Knowledge
 
 
 class Target:
@@ -109,3 +112,42 @@ class LiteralIndex:
             m = search(text, m.start() + 1)
         unique = {t.serial: t for lit in found for t in self.by_literal[lit]}
         return [unique[s] for s in sorted(unique)]
+
+
+def index_for(k: Knowledge) -> LiteralIndex:
+    """Every pattern of the knowledge registered under its literal(s), with its kind and owner."""
+    index = LiteralIndex()
+    for rule_i, loaded in enumerate(k.rules):
+        rule = loaded.rule
+        for sig_i, sig in enumerate(rule.signatures):
+            for entry_i, entry in enumerate(sig.entries):
+                index.add("sig", (rule_i, sig_i, entry_i), entry.regex, entry.literal)
+        for excl in rule.exclude_lines:
+            index.add("exclude", (rule_i, excl.because.strip()), excl.regex, excl.literal)
+    for fact in k.facts:
+        for p in fact.patterns:
+            index.add("fact", (fact.name, p.value), p.regex, p.literal)
+        for p in fact.absent_unless:
+            index.add("absent_block", fact.name, p.regex, p.literal)
+    for shape in k.versions.shapes:
+        if shape.literal:
+            index.add("version", shape.source, shape.regex, shape.literal)
+    for fp in k.eras.fingerprints:
+        index.add("era", (fp.name, fp.min_build, fp.max_build), fp.regex, fp.literal)
+    for p in k.runs.start:
+        index.add("start", None, p.regex, p.literal)
+    for p in k.runs.preamble:
+        index.add("preamble", None, p.regex, p.literal)
+    for p in k.runs.startup_complete:
+        index.add("startup", None, p.regex, p.literal)
+    for p in k.runs.commandline:
+        index.add("cmdline", None, p.regex, p.literal)
+    if k.runs.child_argv is not None:
+        argv = k.runs.child_argv
+        for kind, p in (("argv_spawn", argv.spawn), ("argv_header", argv.header), ("argv_item", argv.item)):
+            index.add(kind, None, p.regex, p.literal)
+    for stat in k.stats.lines:
+        index.add("stat", stat.name, stat.regex, stat.literal)
+    for cont in k.envelope.continuations:
+        index.add("cont", None, cont.regex, cont.literal)
+    return index
