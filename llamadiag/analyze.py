@@ -273,7 +273,7 @@ class Analyzer:
         done: list[tuple[Run, int, Match]] = []
         for (rule_i, sig_i), hits in sorted(sig_hits.items()):
             if self.scanner.deferred:
-                self.scanner.replay(run, (rule_i, sig_i))  # signature starts held back by the scanner
+                self.scanner.deferred.replay(run, (rule_i, sig_i))  # signature starts held back by the scanner
             matcher = self.matcher(run, rule_i, sig_i)
             for match in matcher.observe(line, hits):
                 self._record(run, rule_i, match)

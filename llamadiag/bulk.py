@@ -207,7 +207,7 @@ class BulkPath:
                 found.append((number, raw))
             end = start
         for number, raw in reversed(found):
-            self.s._defer(run, target.ref[:2], number, raw)
+            self.s.deferred.add(run, target.ref[:2], number, raw)
 
     # -- what the hot targets do in the run's present state ----------------------------------
     def plan(self, run: Run) -> Plan:

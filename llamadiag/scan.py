@@ -20,12 +20,11 @@ takes the full path.
 from __future__ import annotations
 
 import re
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from llamadiag.deferred import DeferredStarts
 from llamadiag.envelope import plain, strip_controls
 from llamadiag.literals import Target
-from llamadiag.matcher import MAX_PARTIALS
 from llamadiag.multimatch import Engine, make_engine
 from llamadiag.reader import _clean
 
@@ -63,7 +62,7 @@ class Scanner:
             (ri, si): len(sig.entries) for ri, lr in enumerate(k.rules) for si, sig in enumerate(lr.rule.signatures)
         }
         # (run, rule, signature) -> first entries held back, bounded like matcher partials
-        self.deferred: dict[tuple[int, int, int], deque[tuple[int, str]]] = {}
+        self.deferred = DeferredStarts(analyzer)
         self._inert_ids: dict[frozenset[int], tuple[bool, tuple[Any, ...]]] = {}
         self._inert_version: tuple[Any, ...] = ()
         self._eras_key: tuple[int, int] = (-1, -1)
@@ -290,7 +289,7 @@ class Scanner:
             if t.kind == "stat":
                 run.stats.observe(t.ref, m.groupdict())
             else:
-                self._defer(run, t.ref[:2], number, raw)
+                self.deferred.add(run, t.ref[:2], number, raw)
         run.since_start += 1
         run.last_line = max(run.last_line, number)
         return done
@@ -351,7 +350,7 @@ class Scanner:
     def _waiting(self, run: Run, ref: tuple[int, int, int]) -> bool:
         """Could a line holding entry ref[2] of this signature advance a partial match?"""
         key = (ref[0], ref[1])
-        if (run.index, *key) in self.deferred:
+        if self.deferred.waiting(run, key):
             return True
         matcher = run.matchers.get(key)
         return matcher is not None and any(p.next == ref[2] for p in matcher.partials)
@@ -366,25 +365,3 @@ class Scanner:
         if line is None:
             line, _ = self.a.envelope.peel(number, raw)
         return self.a._physical_line(line, False, targets)
-
-    # -- deferred signature starts -----------------------------------------------------
-    def _defer(self, run: Run, key: tuple[int, int], number: int, raw: str) -> None:
-        full_key = (run.index, *key)
-        queue = self.deferred.get(full_key)
-        if queue is None:
-            if len(self.deferred) >= 256:  # forget runs that no stream continues
-                current = {s.run.index for s in self.a.streams.values()}
-                self.deferred = {k: q for k, q in self.deferred.items() if k[0] in current}
-            queue = self.deferred[full_key] = deque(maxlen=MAX_PARTIALS)
-        queue.append((number, raw))
-
-    def replay(self, run: Run, key: tuple[int, int]) -> None:
-        """Feed the deferred starts of a signature to its matcher, in order."""
-        queue = self.deferred.pop((run.index, *key), None)
-        if not queue:
-            return
-        matcher = self.a.matcher(run, *key)
-        for number, raw in queue:
-            line, _ = self.a.envelope.peel(number, raw)
-            if line is not None:
-                matcher.observe(line, {0})
