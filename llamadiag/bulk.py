@@ -33,7 +33,7 @@ from llamadiag.literals import Target
 from llamadiag.matcher import MAX_PARTIALS
 from llamadiag.regex_rewrite import line_bounded, loosened, ungrouped
 from llamadiag.stats import USED_GROUPS
-from llamadiag.stops import HyperscanStops, LineStarts, StdlibStops, rare_byte_regex
+from llamadiag.stops import HyperscanStops, LineStarts, StdlibStops, compile_bytes, rare_byte_regex
 
 if TYPE_CHECKING:
     from llamadiag.analyze import Run
@@ -42,15 +42,6 @@ if TYPE_CHECKING:
 # bytes a plain ASCII line may hold: tab, newline, printable ASCII
 _GOOD = bytes([9, 10, *range(0x20, 0x7F)])
 _BAD = re.compile(rb"[^\t\n\x20-\x7e]")
-
-
-def _compile(source: str) -> Any:
-    """Bytes pattern: the standard library's when it accepts the syntax (faster), else regex's."""
-    data = source.encode()
-    try:
-        return re.compile(data)
-    except re.error:
-        return regex.compile(data)
 
 
 class Plan:
@@ -244,7 +235,7 @@ class BulkPath:
     def _loosened(self, t: Target) -> Any:
         found = self._loose.get(t.serial)
         if found is None:
-            found = self._loose[t.serial] = _compile(loosened(t.source))
+            found = self._loose[t.serial] = compile_bytes(loosened(t.source))
         return found
 
     def finder(self, run: Run) -> HyperscanStops | StdlibStops:
