@@ -31,7 +31,6 @@ BUILD_PATTERNS = [
     re.compile(r"(?i)\bbuild[ :=#]+(\d{3,5})\b"),
 ]
 RULE_WORD = re.compile(r"\b[a-z0-9]+(?:-[a-z0-9]+)+\b")
-COMMAND_START = re.compile(r"^\s*(?:[$#>]\s*)?(?:\S*llama-server\S*\s+)?--?[a-z]")
 LONG_FLAG = re.compile(r"(?<!\S)--[a-z][\w-]*")
 ERRORISH = re.compile(
     r"(?i)\b(?:error|failed|fail|abort|assert|exception|fatal|cannot|unable|invalid|denied)\b|^\S*\s*[EW] "
@@ -106,13 +105,22 @@ def parse_query(text: str, flag_table: FlagTable, allow_empty: bool = False) -> 
     return q
 
 
+def _command_start(flags: FlagTable) -> re.Pattern[str]:
+    """A line that starts a command line: a prompt, then one of the program names of
+    rules/flags/llama-server.yaml, or a flag straight away."""
+    names = sorted({name.rsplit("/", 1)[-1] for name in flags.spec.program}, key=len, reverse=True)
+    programs = "|".join(re.escape(name) for name in names)
+    return re.compile(rf"^\s*(?:[$#>]\s*)?(?:\S*(?:{programs})\S*\s+)?--?[a-z]")
+
+
 def _flag_lines(lines: list[str], flags: FlagTable) -> str:
     """Lines holding known llama-server flags, joined as one command line."""
     found = []
+    command_start = _command_start(flags)
     for line in lines[:2000]:
         known = [f for f in LONG_FLAG.findall(line) if f in flags.by_alias or f in flags.by_old]
         # a flag named in an error message is not a command line: need two, or a line that starts with one
-        if len(known) >= 2 or (known and COMMAND_START.match(line)):
+        if len(known) >= 2 or (known and command_start.match(line)):
             found.append(line.strip())
     return " ".join(found)
 
