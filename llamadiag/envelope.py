@@ -17,6 +17,7 @@ import regex
 
 from llamadiag.formatmodel import Envelope
 from llamadiag.patterns import compile_pattern
+from llamadiag.regex_rewrite import ungrouped
 
 # CSI, OSC and two-character escape sequences, then any other C0/C1 control character.
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]|\x9b[0-?]*[ -/]*[@-~]")
@@ -70,7 +71,7 @@ class EnvelopeParser:
         # the scanner's first look at a raw line: which of wrapper/drop/continuation starts it
         self.quick = _stdlib_or_regex(
             "|".join(
-                f"(?P<{name}>{_ungrouped(p.pattern)})"
+                f"(?P<{name}>{ungrouped(p.pattern)})"
                 for name, p in (("wrapper", self.any_wrapper), ("drop", self.any_drop), ("cont", self.any_continuation))
             )
         )
@@ -157,10 +158,6 @@ def _any_of(sources: list[str]) -> regex.Pattern[str]:
     if not sources:
         return compile_pattern(r"(?!x)x")
     return compile_pattern("|".join(f"(?:{s})" for s in sources))
-
-
-def _ungrouped(source: str) -> str:
-    return re.sub(r"\(\?P<\w+>", "(?:", source)
 
 
 def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from llamadiag.bulk import BulkPath
 
 Done = list[tuple[Any, int, Any]]
-# kinds whose effect can be added without building an entry (see module doc)
 BULK_FROM = 1 << 18  # a log this long pays the bulk path's set-up (a few ms, more on a first run)
 # envelope.ANSI for UTF-8 bytes, never reaching past the end of a line
 ANSI_BYTES = re.compile(
