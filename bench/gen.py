@@ -146,7 +146,7 @@ def _strip_docker(line: str) -> str:
 def failures() -> list[list[str]]:
     """The positive examples of every shipped rule, in rule order."""
     sys.path.insert(0, str(ROOT))
-    from llamadiag.knowledge import load_knowledge
+    from llamadiag.knowledge.loader import load_knowledge
 
     out = []
     for loaded in load_knowledge().rules:

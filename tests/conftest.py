@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.knowledge import Knowledge, load_knowledge
+from llamadiag.knowledge.loader import Knowledge, load_knowledge
 
 
 @pytest.fixture(scope="session")

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from llamadiag import cache
-from llamadiag.blocks import read_byte_blocks
-from llamadiag.cli_export import signature_eres
-from llamadiag.patterns import required_literals
-from llamadiag.progress import MIN_BYTES, wanted
-from llamadiag.reader import MAX_LINE, ReadReport, _clean, read_blocks
+from llamadiag.knowledge.patterns import required_literals
+from llamadiag.lines import clean_line
+from llamadiag.render.progress import MIN_BYTES, wanted
+from llamadiag.ruletools.export import signature_eres
+from llamadiag.source.blocks import read_byte_blocks
+from llamadiag.source.reader import MAX_LINE, ReadReport, read_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = "srv  load_model: loading model '/m/x.gguf'\nE srv        decode: failed to process speculative batch\n"
@@ -43,7 +44,7 @@ def _both(path: Path, block: int) -> tuple[list[str], ReadReport, list[str], Rea
     byte_lines = []
     for b in read_byte_blocks(str(path), byte_report, block):
         assert b.endswith(b"\n")
-        byte_lines += [_clean(x) for x in b.decode("utf-8", "replace").split("\n")[:-1]]
+        byte_lines += [clean_line(x) for x in b.decode("utf-8", "replace").split("\n")[:-1]]
     return text_lines, text_report, byte_lines, byte_report
 
 
@@ -96,8 +97,8 @@ def _small_rules(tmp_path: Path) -> Path:
 
 
 def test_knowledge_cache_hit_equals_a_fresh_load(tmp_path: Path, monkeypatch) -> None:
-    from llamadiag.knowledge import load_knowledge
-    from llamadiag.session import checked_knowledge
+    from llamadiag.knowledge.loader import load_knowledge
+    from llamadiag.ruletools.checked import checked_knowledge
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     rules = _small_rules(tmp_path)
@@ -114,7 +115,7 @@ def test_knowledge_cache_hit_equals_a_fresh_load(tmp_path: Path, monkeypatch) ->
 
 
 def test_knowledge_cache_notices_a_changed_rule(tmp_path: Path, monkeypatch) -> None:
-    from llamadiag.session import checked_knowledge
+    from llamadiag.ruletools.checked import checked_knowledge
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     rules = _small_rules(tmp_path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.cmdline import FlagTable
+from llamadiag.engine.cmdline import FlagTable
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.corpus import find_root, load_cases, run_cases, unlisted_logs
+from llamadiag.ruletools.corpus import find_root, load_cases, run_cases, unlisted_logs
 
 ROOT = find_root()
 CASES = load_cases(ROOT) if ROOT else []

@@ -19,7 +19,7 @@ from test_cli import SEED_CMD, SEED_SNIPPET  # the seed case's error lines and c
 
 from llamadiag.desk.app import create_app
 from llamadiag.desk.service import Desk
-from llamadiag.knowledge import Knowledge
+from llamadiag.knowledge.loader import Knowledge
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED_LOG = (ROOT / "sample_logs" / "seed-b11503-lv4.log").read_text()

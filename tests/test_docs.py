@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from llamadiag import docsgen
-from llamadiag.rulemodel import Rule
+from llamadiag.knowledge.rulemodel import Rule
+from llamadiag.ruletools import docsgen
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 

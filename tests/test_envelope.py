@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.envelope import EnvelopeParser, strip_controls
+from llamadiag.engine.envelope import EnvelopeParser
+from llamadiag.lines import strip_controls
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +208,7 @@ def test_dropped(parser, physical) -> None:
 
 
 def test_continuations_join_into_one_entry(knowledge) -> None:
-    from llamadiag.analyze import Analyzer
+    from llamadiag.engine.analyze import Analyzer
 
     log = [
         "0.41.772.010 E init: the tokens of sequence 3 in the input batch have inconsistent sequence positions:",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from llamadiag.selftest import analyze_file
+from llamadiag.ruletools.selftest import analyze_file
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
 
@@ -84,7 +84,7 @@ def test_restart_opens_a_new_run_with_new_facts(knowledge) -> None:
         "build: 9150 (aaaabbbbc) with GNU 13.3.0 for Linux x86_64\n"
         "main: server is listening on http://127.0.0.1:8080\n"
     )
-    from llamadiag.selftest import analyze_text
+    from llamadiag.ruletools.selftest import analyze_text
 
     report = analyze_text(knowledge, log)
     assert [r.facts.get("build") for r in report.runs] == [9048, 9150]

@@ -10,8 +10,8 @@ import pytest
 import yaml
 from test_cli import run
 
-from llamadiag.knowledge import Knowledge
-from llamadiag.lookup import lookup
+from llamadiag.features.lookup.service import lookup
+from llamadiag.knowledge.loader import Knowledge
 
 QUERIES = yaml.safe_load((Path(__file__).parent / "lookup_queries.yaml").read_text())["queries"]
 SEED_CMD = "llama-server -m GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf --mmproj mmproj-F16.gguf --spec-type draft-mtp"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from llamadiag.reader import MAX_LINE, InputError, ReadReport, read_blocks
+from llamadiag.source.reader import MAX_LINE, InputError, ReadReport, read_blocks
 
 LOG = "srv  load_model: loading model '/m/x.gguf'\nE srv        decode: failed to process speculative batch\n"
 

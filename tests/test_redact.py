@@ -8,7 +8,7 @@ from pathlib import Path
 
 from test_cli import run
 
-from llamadiag.redact import Redactor
+from llamadiag.features.redact import Redactor
 
 DATA = Path(__file__).parent / "data"
 VERBOSE = DATA / "verbose-secrets.log"

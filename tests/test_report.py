@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_cli import run
 
-from llamadiag.templating import mask, unmatched_templates
+from llamadiag.engine.unmatched import mask, unmatched_templates
 
 SAMPLES = Path(__file__).parent.parent / "sample_logs"
 UNKNOWN = """\

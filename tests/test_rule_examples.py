@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.knowledge import load_knowledge
-from llamadiag.selftest import run_examples
+from llamadiag.knowledge.loader import load_knowledge
+from llamadiag.ruletools.selftest import run_examples
 
 RULES = load_knowledge().rules
 

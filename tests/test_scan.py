@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llamadiag.analyze import Analyzer
-from llamadiag.blocks import read_byte_blocks
-from llamadiag.multimatch import hyperscan_available
-from llamadiag.reader import ReadReport
-from llamadiag.selftest import check_expectation
-from llamadiag.stops import rare_byte_regex
+from llamadiag.engine.analyze import Analyzer
+from llamadiag.engine.scan.multimatch import hyperscan_available
+from llamadiag.engine.scan.stops import rare_byte_regex
+from llamadiag.ruletools.selftest import check_expectation
+from llamadiag.source.blocks import read_byte_blocks
+from llamadiag.source.reader import ReadReport
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
@@ -112,14 +112,14 @@ def test_corpus_expectations_hold_with_each_engine(knowledge, engine: str) -> No
 
 
 def test_engines_find_every_literal_even_overlapping() -> None:
-    from llamadiag.multimatch import StdlibEngine
+    from llamadiag.engine.scan.multimatch import StdlibEngine
 
     literals = ["abc", "bcd", "cd", "xyz"]
     block = b"zabcdz\nnothing\nxyzabc\n"
     expected = [(0, 6, frozenset({0, 1, 2})), (15, 21, frozenset({0, 3}))]
     assert StdlibEngine(literals).scan(block) == expected
     if hyperscan_available():
-        from llamadiag.multimatch import HyperscanEngine
+        from llamadiag.engine.scan.multimatch import HyperscanEngine
 
         assert HyperscanEngine(literals).scan(block) == expected
 

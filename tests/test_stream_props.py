@@ -14,13 +14,14 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llamadiag.analyze import Analyzer
-from llamadiag.envelope import CONTROL, EnvelopeParser
-from llamadiag.knowledge import load_knowledge
-from llamadiag.reader import InputError, ReadReport, read_stream
-from llamadiag.redact import Redactor
-from llamadiag.render_watch import JsonlSink
-from llamadiag.watch import Watcher
+from llamadiag.engine.analyze import Analyzer
+from llamadiag.engine.envelope import EnvelopeParser
+from llamadiag.features.redact import Redactor
+from llamadiag.features.watch.watcher import Watcher
+from llamadiag.knowledge.loader import load_knowledge
+from llamadiag.lines import CONTROL
+from llamadiag.render.watch import JsonlSink
+from llamadiag.source.reader import InputError, ReadReport, read_stream
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())

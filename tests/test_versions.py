@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from llamadiag.facts import parse_version, usable_build
-from llamadiag.selftest import analyze_text
+from llamadiag.engine.facts import parse_version, usable_build
+from llamadiag.ruletools.selftest import analyze_text
 
 
 @pytest.mark.parametrize(

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 import yaml
 
-from llamadiag.analyze import Analyzer
-from llamadiag.knowledge import Knowledge
-from llamadiag.redact import Redactor
-from llamadiag.render_watch import StreamRedactor
-from llamadiag.selftest import analyze_text
-from llamadiag.watch import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
+from llamadiag.engine.analyze import Analyzer
+from llamadiag.features.redact import Redactor
+from llamadiag.features.watch.watcher import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
+from llamadiag.knowledge.loader import Knowledge
+from llamadiag.render.watch import StreamRedactor
+from llamadiag.ruletools.selftest import analyze_text
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_logs"

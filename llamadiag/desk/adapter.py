@@ -1,4 +1,4 @@
-"""The desk's one door to `lookup` and redaction (llamadiag.lookup, llamadiag.redact).
+"""The desk's one door to `lookup` and redaction (llamadiag.features.lookup.service, llamadiag.features.redact).
 
 Both answers are redacted before anything is rendered: the report (evidence lines, facts,
 flags) and the lookup response (the query's flags and notes can quote a pasted command line).
@@ -10,12 +10,12 @@ import json
 from dataclasses import dataclass
 
 from llamadiag import __version__
-from llamadiag.findings import Report
-from llamadiag.knowledge import Knowledge
-from llamadiag.lookup import LookupResponse
-from llamadiag.lookup import lookup as run_lookup
-from llamadiag.redact import RedactionSummary, Redactor, redact_report
-from llamadiag.render_lookup import lookup_markdown
+from llamadiag.api import Report
+from llamadiag.features.lookup.service import LookupResponse
+from llamadiag.features.lookup.service import lookup as run_lookup
+from llamadiag.features.redact import RedactionSummary, Redactor, redact_report
+from llamadiag.knowledge.loader import Knowledge
+from llamadiag.render.lookup import lookup_markdown
 
 
 @dataclass

@@ -27,7 +27,7 @@ from llamadiag import __version__
 from llamadiag.desk.adapter import Looked
 from llamadiag.desk.guard import Guard, Scope
 from llamadiag.desk.service import FIELDS, BadInput, Desk, fields_from_json, size_message
-from llamadiag.render_markdown import CONF_WORDS, ref_detail, ref_label, run_summary
+from llamadiag.render.markdown import CONF_WORDS, ref_detail, ref_label, run_summary
 
 HERE = Path(__file__).parent
 

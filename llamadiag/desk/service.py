@@ -7,12 +7,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from llamadiag.analyze import Analyzer
+from llamadiag import api
+from llamadiag.api import Knowledge, Report
 from llamadiag.desk import adapter
-from llamadiag.findings import Report
-from llamadiag.knowledge import Knowledge
-from llamadiag.reader import InputError, ReadReport, read_bytes
-from llamadiag.render_markdown import report_markdown
+from llamadiag.render.markdown import report_markdown
 
 FIELDS = ("log", "version_text", "cmdline")
 LABELS = {"log": "log", "version_text": "version output", "cmdline": "command line"}
@@ -56,16 +54,15 @@ class Desk:
             )
         _check_side_field(LABELS["version_text"], version_text)
         _check_side_field(LABELS["cmdline"], cmdline)
-        analyzer = Analyzer(self.knowledge, cmdline.strip() or None, version_text.strip() or None)
-        read = ReadReport("pasted log")
-        if log.strip():
-            try:
-                for block in read_bytes(log.encode("utf-8", errors="replace"), read):
-                    analyzer.feed(block)
-            except InputError as exc:
-                raise BadInput(f"{exc}: paste the text of the log") from None
-        info = {"name": read.name, "lines": read.lines, "bytes": read.bytes_read, "encoding": read.encoding}
-        report = analyzer.report(info, read.notes())
+        try:
+            report = api.diagnose_text(
+                log if log.strip() else "",
+                knowledge=self.knowledge,
+                cmdline=cmdline.strip() or None,
+                version_text=version_text.strip() or None,
+            ).report
+        except api.InputError as exc:
+            raise BadInput(f"{exc}: paste the text of the log") from None
         redacted = adapter.redact(report)  # before anything is rendered
         return Explained(redacted, report_markdown(redacted.report, redacted.summary.line()))
 

@@ -1,0 +1,171 @@
+"""The one public way into the engine: diagnose a log file, a stream or a text.
+
+Everything that needs a diagnosis (the command line, the support desk, lookup) calls these
+functions; so can a notebook, a chat bot or a CI step. See docs/api.md.
+
+    from llamadiag import api
+    diagnosis = api.diagnose("server.log", cmdline="llama-server -m m.gguf --mmproj mm.gguf")
+    for finding in diagnosis.report.findings:
+        print(finding.rule_id, finding.confidence, finding.diagnosis)
+
+The knowledge (the shipped rules, plus `rules` folders) is loaded once, checked (a rule whose
+own examples fail is refused and listed in `Knowledge.errors`) and cached on disk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from llamadiag.engine.diagnose import diagnose_blocks
+from llamadiag.engine.facts import FactValue
+from llamadiag.engine.findings import Finding, Report
+from llamadiag.knowledge.loader import Knowledge
+from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
+from llamadiag.ruletools.checked import checked_knowledge
+from llamadiag.source.blocks import read_byte_blocks
+from llamadiag.source.reader import InputError, ReadReport, read_bytes
+
+__all__ = [
+    "Diagnosis",
+    "Finding",
+    "InputError",
+    "Knowledge",
+    "Report",
+    "diagnose",
+    "diagnose_stream",
+    "diagnose_text",
+    "load_knowledge",
+]
+
+
+@dataclass
+class Diagnosis:
+    """The outcome of one diagnosis.
+
+    `report` is the JSON contract of docs/json-output.md as a pydantic model. `input_error`
+    is set when the input broke off after some data (a truncated archive): the report holds
+    what was read, and the caller should say so. `last_run_facts` are the evaluated facts of
+    the last server run, with the line each came from (lookup ranks rules with them).
+    """
+
+    report: Report
+    input_error: str | None = None
+    last_run_facts: dict[str, FactValue] = field(default_factory=dict)
+
+
+def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowledge:
+    """The knowledge: shipped rules, user rule folders and `rules` (which override by id).
+
+    Checked (the default), a rule whose own examples or patterns fail is refused and listed in
+    `errors`, and the result is cached on disk; unchecked, every rule that parses is kept (what
+    `rules test` and `rules lint` need to show the failures).
+    """
+    return checked_knowledge(list(rules)) if checked else raw_knowledge(list(rules))
+
+
+def diagnose(
+    source: str | Path,
+    *,
+    knowledge: Knowledge | None = None,
+    cmdline: str | None = None,
+    version_text: str | None = None,
+    build: int | None = None,
+    unmatched: bool = False,
+    on_block: Callable[[int], None] | None = None,
+) -> Diagnosis:
+    """Diagnose a log file (plain or compressed, UTF-8 or UTF-16), or standard input for "-".
+
+    `cmdline`, `version_text` and `build` fill in what the log does not say. `unmatched` also
+    groups the warning and error lines no rule explains (`report.unmatched`). `on_block` is told
+    how far into the file reading has come. Raises `InputError` for input that cannot be read.
+    """
+    read = ReadReport(str(source))
+    blocks = read_byte_blocks(str(source), read, on_block=on_block)
+    return _run(blocks, read, _file_info, knowledge, cmdline, version_text, build, unmatched, file=True)
+
+
+def diagnose_stream(
+    stream: BinaryIO,
+    *,
+    name: str = "<stream>",
+    knowledge: Knowledge | None = None,
+    cmdline: str | None = None,
+    version_text: str | None = None,
+    build: int | None = None,
+    unmatched: bool = False,
+) -> Diagnosis:
+    """Diagnose an open binary stream to its end (for a live stream, see `llamadiag watch`)."""
+    return diagnose_text(
+        stream.read(),
+        name=name,
+        knowledge=knowledge,
+        cmdline=cmdline,
+        version_text=version_text,
+        build=build,
+        unmatched=unmatched,
+    )
+
+
+def diagnose_text(
+    text: str | bytes,
+    *,
+    name: str = "pasted log",
+    knowledge: Knowledge | None = None,
+    cmdline: str | None = None,
+    version_text: str | None = None,
+    build: int | None = None,
+    unmatched: bool = False,
+) -> Diagnosis:
+    """Diagnose text held in memory (a ticket paste, a rule example), with the same checks as a
+    file: binary refused, compression and encoding sniffed, over-long lines cut."""
+    data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
+    read = ReadReport(name)
+    blocks = read_bytes(data, read)
+    return _run(blocks, read, _paste_info, knowledge, cmdline, version_text, build, unmatched, file=False)
+
+
+def _file_info(read: ReadReport) -> dict[str, object]:
+    return {
+        "name": read.name,
+        "lines": read.lines,
+        "bytes": read.bytes_read,
+        "compression": read.compression,
+        "encoding": read.encoding,
+    }
+
+
+def _paste_info(read: ReadReport) -> dict[str, object]:
+    return {"name": read.name, "lines": read.lines, "bytes": read.bytes_read, "encoding": read.encoding}
+
+
+def _run(
+    blocks: Iterable[bytes] | Iterable[list[str]],
+    read: ReadReport,
+    info: Callable[[ReadReport], dict[str, object]],
+    knowledge: Knowledge | None,
+    cmdline: str | None,
+    version_text: str | None,
+    build: int | None,
+    unmatched: bool,
+    file: bool,
+) -> Diagnosis:
+    def describe() -> tuple[dict[str, object], list[str]]:
+        notes = read.notes()
+        if file and read.lines == 0:
+            notes.append("the input is empty: nothing to diagnose")
+        return info(read), notes
+
+    report, last = diagnose_blocks(
+        knowledge if knowledge is not None else load_knowledge(),
+        blocks,
+        cmdline=cmdline,
+        version_text=version_text,
+        build=build,
+        unmatched=unmatched,
+        describe=describe,
+    )
+    return Diagnosis(report, read.error, last)
+

@@ -1,0 +1,114 @@
+"""explain, facts and compare: diagnose logs and show what they say."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from llamadiag.cli.options import (
+    BuildOpt,
+    CmdlineOpt,
+    Format,
+    ProgressOpt,
+    RulesOpt,
+    VersionOpt,
+    diagnose_source,
+    end_with_input_error,
+    load,
+    redactor_for,
+    report_rule_errors,
+)
+from llamadiag.knowledge.rulemodel import Severity
+
+
+def explain(
+    source: Annotated[str, typer.Argument(help="Log file (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin.")],
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
+    cmdline: CmdlineOpt = None,
+    version_text: VersionOpt = None,
+    build: BuildOpt = None,
+    fail_on: Annotated[
+        Severity, typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity.")
+    ] = Severity.error,
+    why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
+    ] = False,
+    unmatched: Annotated[
+        bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
+    ] = False,
+    rules: RulesOpt = None,
+    show_progress: ProgressOpt = True,
+) -> None:
+    """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
+    k = load(rules)
+    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress)
+    report = diagnosis.report
+    worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
+    if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
+        from llamadiag.render.json import write_report_json
+
+        write_report_json(report, redactor_for(no_redact), why, sys.stdout)
+    elif fmt is Format.markdown:
+        from llamadiag.features.redact import redact_report
+        from llamadiag.render.markdown import report_markdown
+
+        report, redaction = redact_report(report, redactor_for(no_redact))
+        typer.echo(report_markdown(report, redaction.line()), nl=False)
+    else:
+        from llamadiag.render.terminal import print_report
+
+        print_report(Console(highlight=False), report, why)
+    broken = report_rule_errors(k)
+    end_with_input_error(diagnosis)
+    if broken:
+        raise typer.Exit(2)
+    raise typer.Exit(1 if worst >= fail_on.rank else 0)
+
+
+def facts(
+    source: Annotated[str, typer.Argument(help="Log file or - for stdin.")],
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    cmdline: CmdlineOpt = None,
+    version_text: VersionOpt = None,
+    build: BuildOpt = None,
+    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
+    rules: RulesOpt = None,
+) -> None:
+    """Show what the log says about the server: build, era, backends, model, flags ..., with source lines."""
+    k = load(rules)
+    report = diagnose_source(k, source, cmdline, version_text, build).report
+    if fmt is Format.json:
+        from llamadiag.features.redact import redact_report
+        from llamadiag.render.json import runs_json
+
+        report, _ = redact_report(report, redactor_for(no_redact))
+        typer.echo(runs_json(report))
+        raise typer.Exit(0)
+    from llamadiag.render.terminal import print_facts
+
+    print_facts(Console(highlight=False), report)
+
+
+def compare(
+    before: Annotated[str, typer.Argument(help="Log from before the fix.")],
+    after: Annotated[str, typer.Argument(help="Log from after the fix.")],
+    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    rules: RulesOpt = None,
+) -> None:
+    """Compare two logs: throughput, draft acceptance, errors, and whether each finding is gone."""
+    from llamadiag.features.compare import compare as run_compare
+    from llamadiag.render.compare import compare_json, print_compare
+
+    k = load(rules)
+    rb = diagnose_source(k, before, None, None, None).report
+    ra = diagnose_source(k, after, None, None, None).report
+    verdicts = run_compare(k, rb, ra, after)
+    if fmt is Format.json:
+        typer.echo(compare_json(rb, ra, verdicts))
+    else:
+        print_compare(Console(highlight=False), rb, ra, verdicts)
+    raise typer.Exit(0 if all(v.fixed for v in verdicts) else 1)

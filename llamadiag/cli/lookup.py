@@ -1,0 +1,108 @@
+"""`llamadiag lookup` and `llamadiag report`: the support desk's commands.
+
+lookup exits 0 when something matched, 1 when nothing did, 2 for input it cannot read.
+report exits 0 when it wrote a draft, 2 for input it cannot read. Shareable formats
+(json, markdown, and every bug-report draft) are redacted unless --no-redact.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from llamadiag import __version__
+from llamadiag.cli.options import (
+    BuildOpt,
+    CmdlineOpt,
+    Format,
+    NoRedactOpt,
+    RulesOpt,
+    VersionOpt,
+    diagnose_source,
+    end_with_input_error,
+    err,
+    fail,
+    load,
+    redactor_for,
+)
+from llamadiag.render.terminal import safe
+from llamadiag.source.reader import InputError, ReadReport, read_blocks
+
+
+def _read_query(words: list[str]) -> str:
+    if words != ["-"]:
+        return " ".join(words)
+    if sys.stdin.isatty():
+        raise fail("reading a query from the terminal: pipe the text in, or give it as arguments")
+    try:
+        return "\n".join(line for block in read_blocks("-", ReadReport("<stdin>")) for line in block)
+    except InputError as exc:
+        raise fail(str(exc)) from exc
+
+
+def lookup(
+    query: Annotated[
+        list[str] | None,
+        typer.Argument(help="Error text, an issue or PR number (30204, #30257), a rule id or words; - reads stdin."),
+    ] = None,
+    build: BuildOpt = None,
+    cmdline: CmdlineOpt = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50, help="How many results.")] = 5,
+    no_redact: NoRedactOpt = False,
+    rules: RulesOpt = None,
+) -> None:
+    """Find the known issues behind an error text, an issue number or a build with its flags."""
+    from llamadiag.features.lookup.service import lookup as run_lookup
+    from llamadiag.render.lookup import lookup_markdown, print_lookup
+
+    text = _read_query(query or [])
+    k = load(rules)
+    resp = run_lookup(k, text, build, cmdline, limit)
+    if fmt is Format.rich:
+        if not resp.error:
+            print_lookup(Console(highlight=False), resp)
+    else:
+        redactor = redactor_for(no_redact)
+        redactor.learn([text, cmdline or ""])
+        resp = redactor.model(resp)
+        summary = redactor.summary()
+        if fmt is Format.json:
+            typer.echo(json.dumps(resp.model_dump(mode="json") | {"redaction": summary.model_dump()}, indent=2))
+        else:
+            versions = f"llamadiag {__version__}, rules {k.digest}"
+            typer.echo(lookup_markdown(resp, versions, summary.line()), nl=False)
+    if resp.error:
+        err.print(safe(f"llamadiag: {resp.error}"))
+        raise typer.Exit(2)
+    raise typer.Exit(0 if resp.results else 1)
+
+
+def report(
+    source: Annotated[str, typer.Argument(help="Log file (plain or compressed), or - for stdin.")],
+    cmdline: CmdlineOpt = None,
+    version_text: VersionOpt = None,
+    build: BuildOpt = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="markdown (default) or json.")] = Format.markdown,
+    no_redact: NoRedactOpt = False,
+    rules: RulesOpt = None,
+) -> None:
+    """Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains."""
+    from llamadiag.features.bugreport import draft_report
+    from llamadiag.render.markdown import draft_markdown
+
+    k = load(rules)
+    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched=True)
+    rep = diagnosis.report
+    templates, rep.unmatched = rep.unmatched, []  # the draft lists them itself
+    draft = draft_report(rep, templates, redactor_for(no_redact))
+    if fmt is Format.json:
+        typer.echo(draft.model_dump_json(indent=2))
+    else:
+        typer.echo(draft_markdown(draft), nl=False)
+    end_with_input_error(diagnosis)
+    raise typer.Exit(0)

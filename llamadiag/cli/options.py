@@ -1,0 +1,113 @@
+"""What every command shares: output formats, common options, errors and rule loading.
+
+Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage, input
+or rule-loading error (ruff/semgrep convention; the reverse of grep's).
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+
+from llamadiag import api
+from llamadiag.render import progress
+from llamadiag.render.terminal import safe
+
+if TYPE_CHECKING:
+    from llamadiag.features.redact import Redactor
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class Format(str, Enum):
+    """The output formats of explain, facts, compare, lookup and report."""
+
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+
+
+RulesOpt = Annotated[
+    list[Path] | None, typer.Option("--rules", help="Extra rule folder (repeatable); overrides shipped rules by id.")
+]
+CmdlineOpt = Annotated[
+    str | None, typer.Option("--cmdline", help="The llama-server command line, when the log lacks it.")
+]
+VersionOpt = Annotated[str | None, typer.Option("--version-text", help="Output of `llama-server --version`.")]
+BuildOpt = Annotated[int | None, typer.Option("--build", help="The build number (bNNNN), when nothing else gives it.")]
+ProgressOpt = Annotated[
+    bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for large files (terminal only).")
+]
+NoRedactOpt = Annotated[
+    bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in shareable output.")
+]
+
+
+def fail(message: str) -> typer.Exit:
+    """Print an error on stderr; the caller raises the returned exit (status 2)."""
+    err.print(safe(f"llamadiag: {message}"))
+    return typer.Exit(2)
+
+
+def load(rules: list[Path] | None) -> api.Knowledge:
+    """The checked knowledge, or exit 2 when a shipped knowledge file is broken."""
+    try:
+        k = api.load_knowledge(rules or [])
+    except Exception as exc:  # a broken shipped knowledge file: nothing can run
+        raise fail(str(exc)) from exc
+    return k
+
+
+def report_rule_errors(k: api.Knowledge) -> bool:
+    """Print each refused rule file on stderr; whether there was one."""
+    for e in k.errors:
+        err.print(safe(f"llamadiag: rule error: {e}"))
+    return bool(k.errors)
+
+
+def redactor_for(no_redact: bool) -> Redactor:
+    """The redactor of a shareable output (a warning on stderr when redaction is off)."""
+    from llamadiag.features.redact import Redactor  # imported when used: `explain` start-up stays short
+
+    if no_redact:
+        err.print(safe("llamadiag: warning: --no-redact: the output may hold API keys, prompts, IPs and user names"))
+    return Redactor(enabled=not no_redact)
+
+
+def diagnose_source(
+    k: api.Knowledge,
+    source: str,
+    cmdline: str | None,
+    version_text: str | None,
+    build: int | None,
+    unmatched: bool = False,
+    show_progress: bool = True,
+) -> api.Diagnosis:
+    """`api.diagnose` for a command: stdin checked, a progress bar for large files, errors as exit 2."""
+    if source == "-" and sys.stdin.isatty():
+        raise fail("reading a log from the terminal: pipe a log in, or give a file name")
+    try:
+        with progress.bar(source, progress.wanted(source, show_progress)) as update:
+            return api.diagnose(
+                source,
+                knowledge=k,
+                cmdline=cmdline,
+                version_text=version_text,
+                build=build,
+                unmatched=unmatched,
+                on_block=update,
+            )
+    except api.InputError as exc:
+        raise fail(str(exc)) from exc
+
+
+def end_with_input_error(diagnosis: api.Diagnosis) -> None:
+    """Exit 2 after the output when the input broke off (a truncated archive)."""
+    if diagnosis.input_error:
+        err.print(safe(f"llamadiag: {diagnosis.input_error}"))
+        raise typer.Exit(2)

@@ -1,0 +1,363 @@
+"""The pipeline: physical lines -> entries -> runs -> facts, statistics, matches.
+
+`Analyzer` is incremental: `feed()` takes lines as they arrive and returns the
+signature matches completed by them, `flush()` releases an entry held back for
+possible continuation lines, and `report()` evaluates every rule on every run. `explain`
+feeds a whole file; `watch` feeds a stream and reports matches as they complete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from llamadiag import __version__
+from llamadiag.engine.cmdline import FlagTable, ParsedFlags
+from llamadiag.engine.envelope import EnvelopeParser, Line
+from llamadiag.engine.facts import FactState, FactValue
+from llamadiag.engine.findings import FactUse, Finding, Report, RuledOut, RunOut, facts_for_output
+from llamadiag.engine.matcher import Match, SignatureMatcher
+from llamadiag.engine.ranking import apply_supersedes, rank_findings
+from llamadiag.engine.reasoning import RuleHits, assess
+from llamadiag.engine.run import Run, Stream, compact
+from llamadiag.engine.runpack import RunPacker
+from llamadiag.engine.scan.literals import Target, index_for
+from llamadiag.engine.scan.scanner import Scanner
+from llamadiag.knowledge.loader import Knowledge
+from llamadiag.knowledge.patterns import compile_pattern
+
+PREAMBLE_LIMIT = 256
+MAX_JOINED = 64  # continuation lines joined onto one entry; more is not one message, and would grow
+SEGMENT_KINDS = {"start", "preamble", "cmdline"}
+
+
+
+
+class Analyzer:
+    def __init__(
+        self,
+        knowledge: Knowledge,
+        cmdline: str | None = None,
+        version_text: str | None = None,
+        build: int | None = None,
+        every_line: bool = False,
+        engine: str | None = None,
+    ) -> None:
+        self.k = knowledge
+        self.flag_table = FlagTable(knowledge.flags)
+        self.cli_flags = self.flag_table.parse(cmdline) if cmdline else ParsedFlags()
+        self.version_text = version_text
+        self.build = build
+        self.every_line = every_line
+        self.envelope = EnvelopeParser(knowledge.envelope)
+        self.index = index_for(knowledge)
+        self.scanner = Scanner(self, engine)
+        self.packer = RunPacker(knowledge, [FactState(knowledge.facts).defs])
+        self.runs: list[Run] = []
+        self.streams: dict[str | None, Stream] = {}
+        self.held: Line | None = None
+        self.held_targets: Sequence[Target] | None = None
+        self.line_number = 0
+        self.processed = 0  # entries processed: what the scanner knows to be inert keys on it
+        self.run_count = 0  # run indices stay unique when `watch` retires ended runs
+        self.unmatched: list[Line] = []
+        self.child_argv: dict[str, list[str]] = {}  # router child instance -> argv elements
+        self._argv_port: str | None = None
+        self._argv_last = -1
+        self.on_entry: Any = None  # optional hook before each entry (unmatched lines; watch settles verdicts)
+        # optional hook: (run, [(run, rule index, match)]) as soon as an entry completes matches,
+        # so `watch` assesses them with exactly the facts known at that line
+        self.on_matches: Any = None
+
+    # -- input ---------------------------------------------------------------
+    def feed(self, lines: list[str]) -> list[tuple[Run, int, Match]]:
+        """Consume physical lines; return (run, rule index, match) completed by them."""
+        if not self.every_line:
+            return self.feed_bytes(_as_block(lines))
+        base = self.line_number
+        self.line_number += len(lines)
+        done: list[tuple[Run, int, Match]] = []
+        for i, physical in enumerate(lines):
+            line, is_cont = self.envelope.peel(base + i + 1, physical)
+            if line is not None:
+                done.extend(self.physical_line(line, is_cont))
+        return done + self.release_final()
+
+    def feed_bytes(self, block: bytes) -> list[tuple[Run, int, Match]]:
+        """Consume a block of whole lines (UTF-8, each ending with a newline)."""
+        if self.every_line:
+            text = block.decode("utf-8", "replace")
+            return self.feed(text.split("\n")[:-1] if text else [])
+        return self.scanner.feed(block) + self.release_final()
+
+    def release_final(self) -> list[tuple[Run, int, Match]]:
+        """A held entry followed by a later line that did not continue it is complete:
+        process it now rather than when the next entry comes (watch reports at once)."""
+        if self.held is not None and self.held.end < self.line_number:
+            return self.release_held()
+        return []
+
+    def release_held(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for continuation lines now (the input went idle)."""
+        held, targets = self.held, self.held_targets
+        if held is None:
+            return []
+        self.held = self.held_targets = None
+        return self._entry(held, targets)
+
+    def preamble_has_signatures(self) -> bool:
+        """Whether an entry buffered until the next server start could complete a match."""
+        return any(t.kind == "sig" for s in self.streams.values() for _, tgt in s.preamble for t in tgt)
+
+    def current_runs(self) -> list[Run]:
+        """The run each instance is in now; every other run has ended (a new start replaced it)."""
+        return [s.run for s in self.streams.values()]
+
+    def retire(self, run: Run) -> None:
+        """Forget an ended run (bounded memory for endless streams)."""
+        self.runs = [r for r in self.runs if r is not run]
+
+    def flush(self) -> list[tuple[Run, int, Match]]:
+        """Process the entry held for continuations, and any buffered preamble."""
+        done = self.release_held()
+        for stream in self.streams.values():
+            pending, stream.preamble = stream.preamble, []
+            for entry, targets in pending:
+                done.extend(self._process(stream.run, entry, targets))
+        return done
+
+    def physical_line(
+        self, line: Line, is_cont: bool, targets: Sequence[Target] | None = None
+    ) -> list[tuple[Run, int, Match]]:
+        """A peeled physical line: joined to the held entry, or held itself."""
+        held = self.held
+        if (
+            is_cont
+            and held is not None
+            and line.number == held.end + 1
+            and line.instance == held.instance
+            and line.number - held.number < MAX_JOINED
+        ):
+            held.text += "\n" + line.text
+            held.end = line.number
+            return []
+        if is_cont:
+            self.envelope.parse_llama(line)
+        held_targets = self.held_targets
+        self.held, self.held_targets = line, targets
+        return self._entry(held, held_targets) if held is not None else []
+
+    # -- segmentation ----------------------------------------------------------
+    def _stream(self, instance: str | None, first_line: int) -> Stream:
+        stream = self.streams.get(instance)
+        if stream is None:
+            stream = Stream(self._new_run(instance, first_line))
+            self.streams[instance] = stream
+        return stream
+
+    def _new_run(self, instance: str | None, first_line: int) -> Run:
+        run = Run(self.run_count, instance, first_line, FactState(self.k.facts))
+        self.run_count += 1
+        self.runs.append(run)
+        return run
+
+    def _entry(self, line: Line, targets: Sequence[Target] | None = None) -> list[tuple[Run, int, Match]]:
+        if targets is None or line.end != line.number:  # no hint, or continuations joined
+            targets = self.index.targets(line.text)
+        kinds = {t.kind for t in targets if t.kind in SEGMENT_KINDS and t.pattern.search(line.text)}
+        stream = self._stream(line.instance, line.number)
+        if self.on_entry is not None:
+            self.on_entry(line, targets)
+        if ("preamble" in kinds or "cmdline" in kinds) and "start" not in kinds:
+            stream.preamble.append((line, targets))
+            if len(stream.preamble) > PREAMBLE_LIMIT:
+                old, tgt = stream.preamble.pop(0)
+                return self._process(stream.run, old, tgt)
+            return []
+        done: list[tuple[Run, int, Match]] = []
+        if "start" in kinds:
+            # Some eras print two start lines back to back (build: then system info:); only a
+            # start after other output is a restart.
+            if stream.run.has_start and stream.run.since_start > 0:
+                first = stream.preamble[0][0].number if stream.preamble else line.number
+                compact(stream.run)
+                if self.on_matches is None and self.on_entry is None:  # (watch drops ended runs itself)
+                    self.packer.pack(stream.run)
+                stream.run = self._new_run(line.instance, first)
+            stream.run.has_start = True
+        pending, stream.preamble = stream.preamble, []
+        for entry, tgt in pending:
+            done.extend(self._process(stream.run, entry, tgt))
+        if "start" in kinds:
+            stream.run.since_start = -1  # counts what follows the start line, not its preamble
+        done.extend(self._process(stream.run, line, targets))
+        return done
+
+    # -- per-run processing ------------------------------------------------------
+    def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
+        self.processed += 1
+        run.last_line = max(run.last_line, line.end)
+        run.since_start += 1
+        facts = run.facts
+        if line.wrappers:
+            facts.wrappers.update(line.wrappers)
+        sig_hits: dict[tuple[int, int], set[int]] = {}
+        text = line.text
+        for t in targets:
+            kind = t.kind
+            if kind == "sig":
+                rule_i, sig_i, entry_i = t.ref
+                sig_hits.setdefault((rule_i, sig_i), set()).add(entry_i)
+                continue
+            if kind == "stat":  # a statistic per physical line, also of an entry with continuations
+                for part in text.split("\n"):
+                    m = t.pattern.search(part)
+                    if m is not None:
+                        run.stats.observe(t.ref, m.groupdict())
+                continue
+            m = t.pattern.search(text)
+            if m is None:
+                continue
+            if kind == "fact":
+                facts.observe_fact(t.ref[0], t.ref[1], m.groupdict(), line.number)
+            elif kind == "absent_block":
+                facts.block_absent(t.ref)
+            elif kind == "version":
+                facts.observe_version(m.groupdict(), line.number, t.ref)
+            elif kind == "era":
+                facts.observe_era(*t.ref, line.number)
+            elif kind == "startup":
+                run.startup_seen = True
+            elif kind == "exclude":
+                run.excluded.setdefault(t.ref[0], (line.number, t.ref[1]))
+            elif kind == "argv_spawn":
+                self._argv_port, self._argv_last = m.group("instance"), -1
+            elif kind == "argv_header" and self._argv_port is not None:
+                self.child_argv[self._argv_port] = []
+                self._argv_last = line.end
+            elif kind == "argv_item" and self._argv_port in self.child_argv and line.number == self._argv_last + 1:
+                self.child_argv[self._argv_port].append(m.group("arg"))
+                self._argv_last = line.end
+            elif kind == "cmdline":
+                parsed = self.flag_table.parse(text[m.start() :])
+                # `llama-server --version` is not the serving command line; keep the richest one
+                useful = set(parsed.values) - {"version", "list-devices"}
+                if len(useful) > len(run.cmdline.values if run.cmdline else {}):
+                    run.cmdline = parsed
+        done: list[tuple[Run, int, Match]] = []
+        for (rule_i, sig_i), hits in sorted(sig_hits.items()):
+            if self.scanner.deferred:
+                self.scanner.deferred.replay(run, (rule_i, sig_i))  # signature starts held back by the scanner
+            matcher = self.matcher(run, rule_i, sig_i)
+            for match in matcher.observe(line, hits):
+                self._record(run, rule_i, match)
+                done.append((run, rule_i, match))
+        if done and self.on_matches is not None:
+            self.on_matches(run, done)
+        return done
+
+    def matcher(self, run: Run, rule_i: int, sig_i: int) -> SignatureMatcher:
+        matcher = run.matchers.get((rule_i, sig_i))
+        if matcher is None:
+            sig = self.k.rules[rule_i].rule.signatures[sig_i]
+            patterns = [compile_pattern(e.regex) for e in sig.entries]
+            matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns)
+        return matcher
+
+    @staticmethod
+    def _record(run: Run, rule_i: int, match: Match) -> None:
+        current = run.hits.get(rule_i)
+        if current is None:
+            run.hits[rule_i] = RuleHits(match, 1, match.last)
+            return
+        best = current.best
+        overlaps = match.first <= best.last + best.signature.within
+        if best.signature.partial and not match.signature.partial:
+            run.hits[rule_i] = RuleHits(match, 1, max(current.last_line, match.last))
+        elif overlaps and match.sig_index < best.sig_index and match.signature.partial == best.signature.partial:
+            # signatures are listed best first: a richer one completing on the same evidence wins
+            run.hits[rule_i] = RuleHits(match, current.count, max(current.last_line, match.last))
+        elif match.sig_index == best.sig_index:
+            current.count += 1
+            current.last_line = max(current.last_line, match.last)
+
+    # -- evaluation ---------------------------------------------------------------
+    def run_facts(self, run: Run) -> dict[str, FactValue]:
+        if run.cmdline is None and run.instance in self.child_argv:
+            run.cmdline = self.flag_table.parse(" ".join(_quote(a) for a in self.child_argv[run.instance]))
+        flags = run.cmdline if run.cmdline else self.cli_flags
+        if run.cmdline and self.cli_flags:  # flags given on our command line fill gaps
+            merged = ParsedFlags(
+                values={**self.cli_flags.values, **run.cmdline.values},
+                sources={**self.cli_flags.sources, **run.cmdline.sources},
+                old_spellings=run.cmdline.old_spellings,
+                unknown=run.cmdline.unknown,
+                text=run.cmdline.text,
+            )
+            flags = merged
+        return run.facts.finalize(self.k.versions, run.startup_seen, flags, self.version_text, self.build)
+
+    def assess_run(self, run: Run, rule_indices: Iterable[int] | None = None) -> tuple[list[Finding], list[RuledOut]]:
+        facts = self.run_facts(run)
+        findings: list[Finding] = []
+        ruled_out: list[RuledOut] = []
+        for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
+            rule = self.k.rules[rule_i].rule
+            result = assess(
+                self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
+            )
+            (findings if isinstance(result, Finding) else ruled_out).append(result)
+        return apply_supersedes(findings, self.k), ruled_out
+
+    def run_out(self, run: Run) -> RunOut:
+        """A run as the JSON contract shows it: facts with their source lines, statistics."""
+        facts = self.run_facts(run)
+        return RunOut(
+            index=run.index,
+            instance=run.instance,
+            first_line=run.first_line,
+            last_line=run.last_line,
+            startup_seen=run.startup_seen,
+            facts=facts_for_output(facts),
+            fact_sources={k: FactUse.of(v) for k, v in sorted(facts.items())},
+            stats=run.stats.summary(),
+        )
+
+    def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
+        self.flush()
+        runs_out: list[RunOut] = []
+        findings: list[Finding] = []
+        ruled: list[RuledOut] = []
+        if not self.runs and (self.line_number or self.cli_flags or self.version_text or self.build):
+            run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
+            run.last_line = self.line_number
+        for run in self.runs:
+            packed = run.packed is not None
+            self.packer.unpack(run)
+            runs_out.append(self.run_out(run))
+            f, r = self.assess_run(run)
+            findings.extend(f)
+            ruled.extend(r)
+            if packed:
+                self.packer.pack(run)
+        return Report(
+            version=__version__,
+            rules_version=self.k.digest,
+            input=input_info or {},
+            runs=runs_out,
+            findings=rank_findings(findings),
+            ruled_out=ruled,
+            notes=notes or [],
+        )
+
+
+
+def _quote(arg: str) -> str:
+    return f'"{arg}"' if (" " in arg or not arg) and '"' not in arg else arg
+
+
+def _as_block(lines: list[str]) -> bytes:
+    """Lines already decoded (a paste, an inline example, a live stream) as one block."""
+    if not lines:
+        return b""
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")

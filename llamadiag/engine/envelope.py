@@ -1,0 +1,183 @@
+"""From physical lines to llama-server entries.
+
+Peels the wrappers declared in rules/formats/envelope.yaml (stacked, any order they
+nest in), strips ANSI and control characters, parses llama's own `M.SS.mmm.uuu L `
+prefix and the module tag column, and joins continuation lines to their entry.
+Nothing here knows a specific format: all shapes come from the YAML.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import regex
+
+from llamadiag.engine.scan.regex_rewrite import ungrouped
+from llamadiag.knowledge.formatmodel import Envelope
+from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.lines import CONTROL, strip_controls
+
+# CSI, OSC and two-character escape sequences, then any other C0/C1 control character.
+MAX_PEEL = 8
+
+
+@dataclass(slots=True)
+class Line:
+    """One log entry: the first physical line number and the message with continuations."""
+
+    number: int
+    text: str
+    end: int = 0
+    level: str | None = None
+    time: float | None = None
+    tag: str | None = None
+    func: str | None = None
+    slot_id: int | None = None
+    task_id: int | None = None
+    instance: str | None = None
+    wrappers: tuple[str, ...] = ()
+    meta: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.end:
+            self.end = self.number
+
+
+
+class EnvelopeParser:
+    def __init__(self, spec: Envelope) -> None:
+        self.wrappers = [(w, compile_pattern(w.regex)) for w in spec.wrappers]
+        self.drop = [compile_pattern(d) for d in spec.drop]
+        self.prefixes = [compile_pattern(p) for p in spec.llama_prefix]
+        self.tag_column = compile_pattern(spec.tag_column)
+        self.slot_fields = compile_pattern(spec.slot_fields)
+        self.continuations = [compile_pattern(c.regex) for c in spec.continuations]
+        self.level_words = [(compile_pattern(r), lvl) for r, lvl in spec.level_words.items()]
+        # one combined test each, so the common line (no wrapper, not dropped, not a
+        # continuation) costs three regex calls instead of one per pattern
+        self.any_wrapper = _any_of([w.regex for w in spec.wrappers])
+        self.any_drop = _any_of(spec.drop)
+        self.any_continuation = _any_of([c.regex for c in spec.continuations])
+        # the scanner's first look at a raw line: which of wrapper/drop/continuation starts it
+        self.quick = _stdlib_or_regex(
+            "|".join(
+                f"(?P<{name}>{ungrouped(p.pattern)})"
+                for name, p in (("wrapper", self.any_wrapper), ("drop", self.any_drop), ("cont", self.any_continuation))
+            )
+        )
+        self.quick_prefixes = [_stdlib_or_regex(p) for p in spec.llama_prefix]
+
+    def unwrap(self, text: str) -> tuple[str, list[str], dict[str, str], str | None, str | None, bool]:
+        """Peel the wrappers off a line whose controls are stripped: (message, wrapper
+        names, their named groups, level, tag, terminal)."""
+        wrappers: list[str] = []
+        meta: dict[str, str] = {}
+        level = tag = None
+        terminal = False
+        for _ in range(MAX_PEEL):
+            if self.any_wrapper.match(text) is None:
+                break
+            for wrapper, pattern in self.wrappers:
+                m = pattern.match(text)
+                if not m:
+                    continue
+                if wrapper.kind == "json":
+                    inner = _json_field(text, wrapper.field or "")
+                    if inner is None:
+                        continue
+                    text = strip_controls(inner.rstrip("\n"))
+                else:
+                    text = text[m.end() :]
+                    for key, value in m.groupdict().items():
+                        if value is not None:
+                            meta[key] = value
+                    if wrapper.level_map and m.groupdict().get("level"):
+                        level = wrapper.level_map.get(m.group("level"))
+                wrappers.append(wrapper.name)
+                tag = wrapper.tag or tag
+                terminal = wrapper.terminal
+                break
+            else:
+                break
+            if terminal:
+                break
+        return text, wrappers, meta, level, tag, terminal
+
+    def peel(self, number: int, physical: str) -> tuple[Line | None, bool]:
+        """Parse one physical line. Returns (line, is_continuation); None for dropped lines."""
+        text, wrappers, meta, level, tag, terminal = self.unwrap(strip_controls(physical))
+        if self.any_drop.match(text) is not None:
+            return None, False
+        instance = meta.get("instance")
+        line = Line(number, text, level=level, tag=tag, instance=instance, wrappers=tuple(wrappers), meta=meta)
+        if terminal:
+            return line, False
+        if self.any_continuation.match(text) is not None:
+            return line, True
+        self.parse_llama(line)
+        return line, False
+
+    def parse_llama(self, line: Line) -> None:
+        text = line.text
+        for prefix in self.prefixes:
+            m = prefix.match(text)
+            if m:
+                line.level = m.group("level")
+                stamp = m.groupdict().get("time")
+                if stamp:
+                    minutes, seconds, ms, us = stamp.split(".")
+                    line.time = int(minutes) * 60 + int(seconds) + int(ms) / 1e3 + int(us) / 1e6
+                text = text[m.end() :]
+                break
+        line.text = text
+        m = self.tag_column.match(text)
+        if m:
+            line.tag, line.func = m.group("tag"), m.group("func")
+            s = self.slot_fields.match(text[m.end() :])
+            if s:
+                line.slot_id, line.task_id = int(s.group("slot_id")), int(s.group("task_id"))
+        if line.level is None:
+            for pattern, level in self.level_words:
+                if pattern.search(text):
+                    line.level = level
+                    break
+
+
+def _any_of(sources: list[str]) -> regex.Pattern[str]:
+    """A pattern matching (at the start) wherever any of `sources` matches."""
+    if not sources:
+        return compile_pattern(r"(?!x)x")
+    return compile_pattern("|".join(f"(?:{s})" for s in sources))
+
+
+def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:
+    """The standard library compiles the simple patterns used per line to faster code."""
+    try:
+        return re.compile(source)
+    except re.error:
+        return compile_pattern(source)
+
+
+def plain(raw: str) -> bool:
+    """No control character or escape sequence (strip_controls would leave it unchanged)
+    and not a JSON object (whose message is escaped)."""
+    if raw.isascii() and raw.isprintable():
+        return raw[:1] != "{"
+    return CONTROL.search(raw) is None and raw[:1] != "{"
+
+
+def _json_field(text: str, name: str) -> str | None:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    value = obj.get(name) if isinstance(obj, dict) else None
+    if isinstance(value, list):  # journald stores non-text MESSAGE as a byte array
+        try:
+            return bytes(value).decode("utf-8", "replace")
+        except (TypeError, ValueError):
+            return None
+    return value if isinstance(value, str) else None
+

@@ -1,0 +1,99 @@
+"""Multi-entry signature matching with line windows and keyed correlation.
+
+State is bounded: a signature keeps at most MAX_PARTIALS open partial matches, and
+partials older than the signature's window are dropped as lines arrive. That keeps
+memory flat on endless streams and lets `watch` report a match the moment it completes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from llamadiag.engine.envelope import Line
+from llamadiag.engine.facts import typed_value
+from llamadiag.knowledge.rulemodel import Signature
+
+MAX_PARTIALS = 32
+
+
+@dataclass
+class Match:
+    sig_index: int
+    signature: Signature
+    lines: list[Line]
+    values: dict[str, Any]
+
+    @property
+    def first(self) -> int:
+        return self.lines[0].number
+
+    @property
+    def last(self) -> int:
+        return self.lines[-1].end
+
+
+@dataclass
+class _Partial:
+    next: int
+    start: int
+    lines: list[Line] = field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+def _captures(m: regex.Match[str], line: Line) -> dict[str, Any]:
+    out = {k: typed_value(v) for k, v in m.groupdict().items() if v is not None}
+    if line.slot_id is not None:
+        out.setdefault("slot_id", line.slot_id)
+        out.setdefault("task_id", line.task_id)
+    return out
+
+
+class SignatureMatcher:
+    def __init__(self, sig_index: int, signature: Signature, patterns: list[regex.Pattern[str]]) -> None:
+        self.sig_index = sig_index
+        self.signature = signature
+        self.patterns = patterns
+        self.partials: list[_Partial] = []
+
+    def _try(self, partial: _Partial, line: Line, hits: set[int]) -> bool:
+        """Advance `partial` over as many entries as this line satisfies."""
+        advanced = False
+        while partial.next < len(self.patterns) and partial.next in hits:
+            entry = self.signature.entries[partial.next]
+            if entry.level and line.level and line.level != entry.level:
+                break
+            m = self.patterns[partial.next].search(line.text)
+            if not m:
+                break
+            values = _captures(m, line)
+            if any(k in partial.values and k in values and partial.values[k] != values[k] for k in self.signature.same):
+                break
+            for k, v in values.items():
+                partial.values.setdefault(k, v)
+            if not partial.lines or partial.lines[-1] is not line:
+                partial.lines.append(line)
+            partial.next += 1
+            advanced = True
+        return advanced
+
+    def observe(self, line: Line, hits: set[int]) -> list[Match]:
+        window = self.signature.within
+        self.partials = [p for p in self.partials if line.end - p.start <= window]
+        done: list[Match] = []
+        for partial in list(self.partials):
+            if self._try(partial, line, hits) and partial.next == len(self.patterns):
+                done.append(Match(self.sig_index, self.signature, partial.lines, partial.values))
+                self.partials.remove(partial)
+        if 0 in hits:
+            partial = _Partial(0, line.number)
+            if self._try(partial, line, hits):
+                if partial.next == len(self.patterns):
+                    done.append(Match(self.sig_index, self.signature, partial.lines, partial.values))
+                else:
+                    self.partials.append(partial)
+                    if len(self.partials) > MAX_PARTIALS:
+                        self.partials.pop(0)
+        return done

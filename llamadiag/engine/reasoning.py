@@ -1,0 +1,246 @@
+"""From a signature match and a run's facts to a verdict.
+
+Three-valued conditions: a fact known false rules the rule out; an unknown fact keeps
+the finding below `confirmed` and becomes a question. Version windows apply regression
+semantics: at or past `fixed_in`, the finding is a possible regression, not old advice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from llamadiag.engine.facts import FactValue
+from llamadiag.engine.findings import (
+    ConditionOut,
+    Evidence,
+    FactUse,
+    Finding,
+    ReferenceOut,
+    RuledOut,
+    StepOut,
+    WorkaroundOut,
+)
+from llamadiag.engine.matcher import Match
+from llamadiag.engine.templates import derive_all, render, render_with_fallback
+from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.knowledge.rulemodel import Condition, Confidence, Reference, Rule
+
+
+@dataclass
+class RuleHits:
+    """The matches of one rule in one run: the best one, and how often it recurred."""
+
+    best: Match
+    count: int
+    last_line: int
+
+
+def expected_text(cond: Condition) -> str:
+    """What a condition needs, in words: 'in [draft-mtp, mtp]', 'equals True'."""
+    for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
+        value = getattr(cond, name)
+        if value is not None:
+            return f"{name.rstrip('_')} {value}"
+    return "?"
+
+
+def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValue]) -> bool | None:
+    """True, False, or None when the fact is unknown."""
+    if cond.any_of is not None:
+        results = [check(c, facts, used) for c in cond.any_of]
+        if any(r is True for r in results):
+            return True
+        return False if all(r is False for r in results) else None
+    assert cond.fact is not None
+    fact = facts.get(cond.fact)
+    if cond.exists is not None:
+        if fact is not None:
+            used[cond.fact] = fact
+        return (fact is not None) == cond.exists
+    if fact is None or fact.value is None:
+        return None
+    used[cond.fact] = fact
+    value = fact.value
+    values = value if isinstance(value, list) else [value]
+    norm = [str(v).lower() for v in values]
+    if cond.equals is not None:
+        return str(cond.equals).lower() in norm
+    if cond.in_ is not None:
+        return any(str(x).lower() in norm for x in cond.in_)
+    if cond.not_in is not None:
+        return not any(str(x).lower() in norm for x in cond.not_in)
+    if cond.matches is not None:
+        return any(compile_pattern(cond.matches).search(str(v)) for v in values)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if cond.at_least is not None and number < cond.at_least:
+        return False
+    return not (cond.at_most is not None and number > cond.at_most)
+
+
+def _condition_name(cond: Condition) -> str:
+    if cond.fact:
+        return cond.fact
+    return " or ".join(_condition_name(c) for c in cond.any_of or [])
+
+
+def assess(
+    version_question: str,
+    rule: Rule,
+    run_index: int,
+    hits: RuleHits,
+    facts: dict[str, FactValue],
+    excluded_by: tuple[int, str] | None,
+) -> Finding | RuledOut:
+    match = hits.best
+    used: dict[str, FactValue] = {}
+    cond_out: list[ConditionOut] = []
+    questions: list[str] = []
+    n_true = n_unknown = 0
+
+    def ruled_out(reason: str) -> RuledOut:
+        return RuledOut(rule_id=rule.id, run=run_index, reason=reason, evidence_line=match.first)
+
+    if excluded_by is not None:
+        return ruled_out(f"line {excluded_by[0]}: {excluded_by[1]}")
+    for cond in rule.conditions:
+        state = check(cond, facts, used)
+        name = _condition_name(cond)
+        shown = facts[cond.fact].value if cond.fact and cond.fact in facts else None
+        cond_out.append(
+            ConditionOut(
+                fact=name,
+                expected=expected_text(cond),
+                value=shown,
+                status={True: "true", False: "false", None: "unknown"}[state],
+            )
+        )
+        if state is False:
+            return ruled_out(
+                f"{name} is {shown!r}, but this rule needs {expected_text(cond)}"
+                + (f" ({cond.because})" if cond.because else "")
+            )
+        if state is None:
+            n_unknown += 1
+            questions.append(cond.question or f"What is {name} on this server?")
+        else:
+            n_true += 1
+    for cond in rule.exclusions:
+        if check(cond, facts, used) is True:
+            name = _condition_name(cond)
+            shown = facts[cond.fact].value if cond.fact and cond.fact in facts else None
+            return ruled_out(f"{name} is {shown!r}: {cond.because or 'excluded by the rule'}")
+
+    lo = facts.get("build_min")
+    hi = facts.get("build_max")
+    lo_v = lo.value if lo else None
+    hi_v = hi.value if hi else None
+    versions = rule.versions
+    if versions.introduced_in is not None and hi_v is not None and hi_v < versions.introduced_in:
+        return ruled_out(f"the build (at most b{hi_v}) predates b{versions.introduced_in}, where this failure appeared")
+
+    if not rule.conditions or n_unknown == 0:
+        confidence = Confidence.confirmed
+    elif n_true:
+        confidence = Confidence.likely
+    else:
+        confidence = Confidence.possible
+    if match.signature.partial and confidence is Confidence.confirmed:
+        confidence = Confidence.likely
+
+    fix_ref = next((r for r in rule.references if r.role == "fix"), None)
+    report_ref = next((r for r in rule.references if r.role == "report"), None)
+    status, regression = _version_status(rule, facts, lo_v, hi_v, fix_ref, report_ref)
+    if regression:
+        confidence = Confidence.regression
+    if versions.fixed_in is not None:
+        known_past = lo_v is not None and lo_v >= versions.fixed_in
+        known_before = hi_v is not None and hi_v < versions.fixed_in
+        if not (known_past or known_before):
+            # whether the user's build has the fix is itself an open condition
+            questions.append(version_question.format(fixed=versions.fixed_in))
+            if confidence is Confidence.confirmed:
+                confidence = Confidence.likely
+
+    scope: dict[str, Any] = {k: v.value for k, v in facts.items()}
+    scope.update(match.values)
+    scope.update(derive_all(rule.derive, scope))
+    diagnosis = render_with_fallback(match.signature.diagnosis or rule.diagnosis, rule.diagnosis_fallback, scope)
+    for name in ("build", "build_min", "build_max", "version_usable", "version_problem", "era"):
+        if name in facts and versions.fixed_in is not None:
+            used.setdefault(name, facts[name])
+
+    return Finding(
+        rule_id=rule.id,
+        title=rule.title,
+        category=rule.category,
+        severity=rule.severity.value,
+        confidence=confidence.value,
+        run=run_index,
+        summary=rule.summary.strip(),
+        evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
+        values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
+        facts_used={k: FactUse.of(v) for k, v in used.items()},
+        conditions=cond_out,
+        count=hits.count,
+        first_line=match.first,
+        last_line=hits.last_line,
+        references=[reference_out(r) for r in rule.references],
+        fixed_in=versions.fixed_in,
+        introduced_in=versions.introduced_in,
+        version_status=status,
+        diagnosis=diagnosis.strip(),
+        root_cause=rule.root_cause.strip(),
+        remediation=steps_out(rule, scope),
+        workarounds=workarounds_out(rule),
+        not_to_do=[t.strip() for t in rule.not_to_do],
+        verification=[s.strip() for s in rule.verification.steps],
+        questions=questions,
+    )
+
+
+def reference_out(r: Reference) -> ReferenceOut:
+    return ReferenceOut(**r.model_dump(), url=r.url)
+
+
+def steps_out(rule: Rule, scope: dict[str, Any]) -> list[StepOut]:
+    """The rule's remediation with captured values and facts filled in."""
+    return [
+        StepOut(
+            text=render_with_fallback(s.text, s.fallback, scope).strip(),
+            command=render(s.command, scope)[0] if s.command else None,
+        )
+        for s in rule.remediation
+    ]
+
+
+def workarounds_out(rule: Rule) -> list[WorkaroundOut]:
+    return [WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds]
+
+
+def _version_status(
+    rule: Rule, facts: dict[str, FactValue], lo: int | None, hi: int | None, fix_ref: Any, report_ref: Any
+) -> tuple[str, bool]:
+    v = rule.versions
+    fix = f" by PR #{fix_ref.id}" if fix_ref is not None and fix_ref.kind == "pr" else ""
+    problem = facts.get("version_problem")
+    caveat = f" Note: {problem.value}." if problem else ""
+    if v.fixed_in is None:
+        return (v.fix_note or "No fixing build is known.").strip() + caveat, False
+    if lo is not None and lo >= v.fixed_in:
+        which = f"b{lo}" if lo == hi else f"at least b{lo}"
+        report = f" of #{report_ref.id}" if report_ref is not None else ""
+        return (
+            f"Your build ({which}) already contains the fix{fix} (first in b{v.fixed_in}), yet the failure "
+            f"shows: this is a possible regression{report}. Report it upstream with this log.{caveat}"
+        ), True
+    if hi is not None and hi < v.fixed_in:
+        which = f"b{hi}" if lo == hi else f"at most b{hi} (from the log's shape)"
+        return f"Fixed in b{v.fixed_in}{fix}; you run {which}: upgrade.{caveat}", False
+    known = f" Your build is between b{lo} and b{hi}." if lo is not None and hi is not None else ""
+    if lo is not None and hi is None:
+        known = f" The log's shape says at least b{lo}, which does not settle it."
+    return f"Fixed in b{v.fixed_in}{fix}; your build is not known.{known}{caveat}", False

@@ -1,0 +1,148 @@
+"""Warning and error lines that no rule explains, grouped into masked templates.
+
+Used by `llamadiag report` and reusable by `explain --unmatched`. API:
+
+    mask(text) -> str                        # numbers, paths, hex ids, sizes, URLs -> <n> <path> <hex> <size> <url>
+    level_of(line_level, text) -> "E" | "W" | None   # the level letter, or guessed from the words
+    unmatched_templates(entries, explained_rules=set(), limit=30) -> list[LineTemplate]
+        entries: (line number, level or None, text, rule ids whose signature literals the line holds)
+    UnmatchedCollector: an `Analyzer.on_entry` hook (run the Analyzer with every_line=True);
+        UnmatchedCollector([r.rule.id for r in knowledge.rules]); .templates(report) -> the
+        templates not explained by report.findings
+
+A line counts as explained when it holds a signature literal of a rule that produced a
+finding (the finding's evidence and its echoes, e.g. "decode() failed: <the same error>").
+Masks and the error/warning words live in rules/formats/templating.yaml.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+import regex
+from pydantic import BaseModel, Field
+
+from llamadiag.engine.envelope import Line
+from llamadiag.engine.findings import Report
+from llamadiag.engine.scan.literals import Target
+from llamadiag.knowledge.formatmodel import TemplatingSpec
+from llamadiag.knowledge.formats import builtin_format
+from llamadiag.lines import strip_controls
+
+MAX_EXAMPLES = 3
+MAX_TEMPLATES = 2000  # bounded memory on a huge log: later new templates are only counted
+
+
+
+
+class LineTemplate(BaseModel):
+    template: str
+    level: str = Field(description="E or W (given by the log, or guessed from its words).")
+    count: int = 1
+    first_line: int
+    last_line: int
+    examples: list[tuple[int, str]] = Field(default_factory=list, description="(line, text) of the first occurrences.")
+
+
+@lru_cache(maxsize=1)
+def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
+    spec = builtin_format(TemplatingSpec)
+    return (
+        regex.compile(spec.error_like),
+        regex.compile(spec.warning_like),
+        [(regex.compile(m.regex), m.token) for m in spec.masks],
+        regex.compile(spec.benign or r"(?!x)x"),
+    )
+
+
+def mask(text: str) -> str:
+    for pattern, token in _spec()[2]:
+        text = pattern.sub(token, text)
+    return text.strip()
+
+
+def level_of(level: str | None, text: str) -> str | None:
+    error_like, warning_like, _, benign = _spec()
+    if benign.search(text):
+        return None  # a banner every healthy server prints
+    if level in ("E", "W"):
+        return level
+    if level is not None:
+        return None  # an I or D line the log itself marked as such
+    if error_like.search(text):
+        return "E"
+    return "W" if warning_like.search(text) else None
+
+
+class _Group:
+    __slots__ = ("count", "examples", "first", "last", "level", "rules")
+
+    def __init__(self, number: int, level: str) -> None:
+        self.count, self.first, self.last, self.level = 0, number, number, level
+        self.examples: list[tuple[int, str]] = []
+        self.rules: set[str] = set()
+
+
+def unmatched_templates(
+    entries: Iterable[tuple[int, str | None, str, set[str]]], explained_rules: set[str] | None = None, limit: int = 30
+) -> list[LineTemplate]:
+    """Group warning/error entries into templates, leaving out those a finding explains.
+
+    Errors first, then by count; at most `limit` templates."""
+    groups: dict[str, _Group] = {}
+    for number, level, text, rules in entries:
+        lvl = level_of(level, text)
+        if lvl is None:
+            continue
+        _add(groups, number, lvl, text, rules)
+    return _finish(groups, explained_rules or set(), limit)
+
+
+def _add(groups: dict[str, _Group], number: int, level: str, text: str, rules: set[str]) -> None:
+    text = strip_controls(text.split("\n", 1)[0])[:500]
+    key = f"{level} {mask(text)}"
+    group = groups.get(key)
+    if group is None:
+        if len(groups) >= MAX_TEMPLATES:
+            return
+        group = groups[key] = _Group(number, level)
+    group.count += 1
+    group.last = number
+    group.rules |= rules
+    if len(group.examples) < MAX_EXAMPLES:
+        group.examples.append((number, text))
+
+
+def _finish(groups: dict[str, _Group], explained: set[str], limit: int) -> list[LineTemplate]:
+    out = [
+        LineTemplate(
+            template=key[2:], level=g.level, count=g.count, first_line=g.first, last_line=g.last, examples=g.examples
+        )
+        for key, g in groups.items()
+        if not (g.rules & explained)
+    ]
+    out.sort(key=lambda t: (t.level != "E", -t.count, t.first_line))
+    return out[:limit]
+
+
+class UnmatchedCollector:
+    """Collects warning/error entries as the Analyzer sees them (set as `analyzer.on_entry`).
+
+    `rule_ids` are the knowledge's rule ids in order (`[r.rule.id for r in k.rules]`): literal
+    targets name rules by that index."""
+
+    def __init__(self, rule_ids: list[str]) -> None:
+        self.groups: dict[str, _Group] = {}
+        self.rule_ids = rule_ids
+
+    def observe(self, line: Line, targets: list[Target]) -> None:
+        lvl = level_of(line.level, line.text)
+        if lvl is None:
+            return
+        rules = {self.rule_ids[t.ref[0]] for t in targets if t.kind == "sig"}
+        _add(self.groups, line.number, lvl, line.text, rules)
+
+    def templates(self, report: Report, limit: int = 30) -> list[LineTemplate]:
+        """Templates not explained by the report's findings."""
+        return _finish(self.groups, {f.rule_id for f in report.findings}, limit)

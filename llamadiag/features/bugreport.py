@@ -1,0 +1,202 @@
+"""A bug-report draft in llama.cpp's issue form, for a failure no rule explains.
+
+API (the `report` command; the desk may call it too):
+
+    draft_report(report, templates, redactor=None) -> BugReport   # redacted unless redactor.enabled is False
+
+The form's fields (Name and Version, Operating systems, GGML backends, Hardware, Models,
+Problem description & steps to reproduce, First Bad Commit, Relevant log output) are filled
+from the run's facts; what the log cannot tell becomes a question for the reporter.
+`templates` are the unexplained warning/error lines (templating.py).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from llamadiag.engine.findings import Report, RunOut
+from llamadiag.engine.unmatched import LineTemplate
+from llamadiag.features.redact import RedactionSummary, Redactor
+from llamadiag.knowledge.formatmodel import OsHints
+from llamadiag.knowledge.formats import builtin_format
+from llamadiag.mdtext import fence
+
+MAX_LOG_LINES = 40
+
+
+
+
+
+
+class BugReport(BaseModel):
+    title: str
+    name_and_version: str
+    operating_systems: str
+    ggml_backends: str
+    hardware: str
+    models: str
+    problem: str
+    first_bad_commit: str
+    log_output: str
+    templates: list[LineTemplate] = Field(default_factory=list)
+    questions: list[str] = Field(default_factory=list)
+    known_findings: list[str] = Field(default_factory=list, description="Rules that did match: check them first.")
+    redaction: RedactionSummary = Field(default_factory=RedactionSummary)
+
+
+def _pick_run(report: Report, templates: list[LineTemplate]) -> RunOut | None:
+    if not report.runs:
+        return None
+    first_error = next((t.first_line for t in templates if t.level == "E"), None)
+    if first_error is not None:
+        for run in report.runs:
+            if run.first_line <= first_error <= max(run.last_line, run.first_line):
+                return run
+    return report.runs[-1]
+
+
+def _list(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _version(f: dict[str, Any], questions: list[str]) -> str:
+    if "build" not in f:
+        questions.append("Which build is it? Run `llama-server --version` and paste its output.")
+        return "unknown: the log does not show it (run `llama-server --version`)" + (
+            f"; the log's shape says {f['era']}" if "era" in f else ""
+        )
+    head = (
+        f"version: {f['semver']} (build {f['build']}, commit {f.get('commit', '?')})"
+        if "semver" in f
+        else (f"version: {f['build']} ({f.get('commit', 'unknown')})")
+    )
+    if "compiler" in f or "target" in f:
+        head += f"\nbuilt with {f.get('compiler', '?')} for {f.get('target', '?')}"
+    if f.get("version_usable") is False:
+        questions.append(
+            "The version line is not a mainline build (fork, distro or git-less build): which source is it?"
+        )
+    return head
+
+
+def _os(f: dict[str, Any], questions: list[str]) -> str:
+    probe = " ".join(str(f.get(k, "")) for k in ("os", "target", "compiler")).lower()
+    hints = builtin_format(OsHints)
+    for word, name in hints.os_words:
+        if re.search(rf"\b{word}", probe):
+            return name
+    for wrapper in f.get("wrappers", []):
+        if wrapper in hints.wrapper_os:
+            return hints.wrapper_os[wrapper]
+    questions.append("Which operating system (and version) runs the server?")
+    return "unknown"
+
+
+def _hardware(f: dict[str, Any], questions: list[str]) -> str:
+    parts = []
+    if f.get("devices"):
+        parts.append("Devices: " + _list(f["devices"]))
+    for key, label in (
+        ("compute_capability", "compute capability"),
+        ("vulkan_driver", "Vulkan driver"),
+        ("device_total_mib", "device memory MiB"),
+        ("linux_kernel", "kernel"),
+    ):
+        if f.get(key) not in (None, [], ""):
+            parts.append(f"{label}: {_list(f[key])}")
+    questions.append("Which CPU and how much RAM; for GPUs, the driver version (nvidia-smi, vulkaninfo --summary)?")
+    return "; ".join(parts) or "unknown: the log does not list devices"
+
+
+def _models(f: dict[str, Any], questions: list[str]) -> str:
+    parts = []
+    if f.get("model_path"):
+        parts.append(f"model: {f['model_path'].replace(chr(92), '/').rsplit('/', 1)[-1]}")
+    for key, label in (("arch", "arch"), ("model_shards", "shards"), ("mmproj", "mmproj"), ("draft_model", "draft")):
+        if f.get(key) not in (None, "", []):
+            parts.append(f"{label}: {_list(f[key])}")
+    if not parts:
+        questions.append("Which model (Hugging Face repo and quant, or file name) does it load?")
+    return "; ".join(parts) or "unknown"
+
+
+def _problem(f: dict[str, Any], templates: list[LineTemplate], questions: list[str]) -> str:
+    first = next((t for t in templates if t.level == "E"), templates[0] if templates else None)
+    lines = []
+    if first is not None:
+        shown = first.template.replace("`", "'")
+        lines.append(f"llama-server logs `{shown}` ({first.count}×, first at line {first.first_line}).")
+    else:
+        lines.append(
+            "The log shows no warning or error line: describe what goes wrong "
+            "(a hang, a wrong answer, a crash with no message)."
+        )
+    flags = f.get("flags") or {}
+    if flags:
+        cmd = " ".join(f"--{k}" + ("" if v is True else f" {v}") for k, v in flags.items())
+        lines += ["", "Command line (as parsed from the log or given):", "", fence(f"llama-server {cmd}", "sh")]
+    else:
+        questions.append("What is the full llama-server command line (or the LLAMA_ARG_* variables)?")
+    setup = [
+        f"{k} = {_list(f[k])}"
+        for k in (
+            "n_ctx",
+            "n_slots",
+            "n_batch",
+            "n_ubatch",
+            "flash_attn",
+            "spec_type",
+            "n_gpu_layers",
+            "cache_type_k",
+            "cache_type_v",
+        )
+        if k in f
+    ]
+    if setup:
+        lines += ["", "Setup from the log: " + ", ".join(setup) + "."]
+    start = "the command line above" if flags else "your full command line"
+    lines += [
+        "",
+        "Steps to reproduce:",
+        "",
+        f"1. Start llama-server with {start}.",
+        "2. Send the request that fails (give a minimal curl command or request body).",
+        "3. The error above appears in the log.",
+    ]
+    questions.append(
+        "Which request triggers it (endpoint, streaming or not, images or tools), and does it happen every time?"
+    )
+    return "\n".join(lines)
+
+
+def draft_report(report: Report, templates: list[LineTemplate], redactor: Redactor | None = None) -> BugReport:
+    r = redactor or Redactor()
+    run = _pick_run(report, templates)
+    f: dict[str, Any] = dict(run.facts) if run else {}
+    questions: list[str] = []
+    backends = _list(f["backends"]) if f.get("backends") else "unknown (CPU only, or the log hides the device lines)"
+    wordy = [t for t in templates if len(re.findall(r"[A-Za-z]{3,}", t.template)) >= 4]
+    first = next((t for t in templates if t.level == "E"), wordy[0] if wordy else None)
+    title = f"Misc. bug: {first.template[:90]}" if first else "Misc. bug: <one line: what fails>"
+    log_lines = [f"{n:>6}: {text}" for t in templates for n, text in t.examples[:1]][:MAX_LOG_LINES]
+    draft = BugReport(
+        title=title,
+        name_and_version=_version(f, questions),
+        operating_systems=_os(f, questions),
+        ggml_backends=backends,
+        hardware=_hardware(f, questions),
+        models=_models(f, questions),
+        problem=_problem(f, templates, questions),
+        first_bad_commit="unknown. If an older build worked, give it; `git bisect` between the two finds the commit.",
+        log_output="\n".join(log_lines) or "(no warning or error lines: attach the whole log, started with -lv 4)",
+        templates=templates,
+        questions=[*questions, "Did an older build work? Which one (for First Bad Commit)?"],
+        known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
+    )
+    r.learn(report.model_dump())
+    draft = r.model(draft)
+    draft.redaction = r.summary()
+    return draft

@@ -1,0 +1,86 @@
+"""`compare BEFORE AFTER`: did the fix work, judged from the logs themselves.
+
+Per run: request throughput, draft acceptance, errors. For each finding of BEFORE: is it
+gone in AFTER, and do the rule's machine checks (signature absent, a line present,
+throughput within tolerance, no errors) pass on AFTER?
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from llamadiag.engine.findings import Report
+from llamadiag.knowledge.loader import Knowledge
+from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.source.reader import read_blocks
+
+
+@dataclass
+class CheckResult:
+    text: str
+    status: str  # pass | fail | unknown
+    detail: str = ""
+
+
+@dataclass
+class FindingVerdict:
+    rule_id: str
+    title: str
+    gone: bool
+    checks: list[CheckResult] = field(default_factory=list)
+
+    @property
+    def fixed(self) -> bool:
+        return self.gone and all(c.status != "fail" for c in self.checks)
+
+
+def _generation_fast_end(report: Report) -> float | None:
+    """p90 of per-request generation tok/s in the last run that has timings.
+
+    The fast end is compared, not the median: two logs rarely hold the same mix of
+    prompts (code drafts far better than prose), but losing speculation or a slower
+    kernel lowers the fast end too.
+    """
+    values = [r.stats.get("generation_tps", {}).get("p90") for r in report.runs]
+    values = [v for v in values if v is not None]
+    return values[-1] if values else None
+
+
+def _line_present(path: str, regex: str) -> bool:
+    pattern = compile_pattern(regex)
+    return any(pattern.search(line) for block in read_blocks(path) for line in block)
+
+
+def compare(k: Knowledge, before: Report, after: Report, after_path: str) -> list[FindingVerdict]:
+    verdicts = []
+    after_ids = {f.rule_id for f in after.findings}
+    for f in before.findings:
+        if any(v.rule_id == f.rule_id for v in verdicts):
+            continue
+        loaded = k.rule(f.rule_id)
+        verdict = FindingVerdict(f.rule_id, f.title, f.rule_id not in after_ids)
+        for check in loaded.rule.verification.checks if loaded else []:
+            verdict.checks.append(_check(check, f.rule_id, before, after, after_ids, after_path))
+        verdicts.append(verdict)
+    return verdicts
+
+
+def _check(
+    check: Any, rule_id: str, before: Report, after: Report, after_ids: set[str], after_path: str
+) -> CheckResult:
+    if check.kind == "signature_absent":
+        ok = rule_id not in after_ids
+        return CheckResult(check.text, "pass" if ok else "fail", "" if ok else "the signature is still in AFTER")
+    if check.kind == "line_present":
+        ok = _line_present(after_path, check.regex or "")
+        return CheckResult(check.text, "pass" if ok else "fail", "" if ok else f"no line matches {check.regex!r}")
+    if check.kind == "no_errors":
+        errors = sum(r.stats.get("errors", 0) for r in after.runs)
+        return CheckResult(check.text, "pass" if errors == 0 else "fail", f"{errors} error line(s) in AFTER")
+    b, a = _generation_fast_end(before), _generation_fast_end(after)
+    if b is None or a is None:
+        return CheckResult(check.text, "unknown", "no generation timings in one of the logs")
+    drop = (b - a) / b if b else 0.0
+    ok = drop <= (check.tolerance or 0.1)
+    return CheckResult(check.text, "pass" if ok else "fail", f"generation p90 {b:.2f} -> {a:.2f} tok/s ({-drop:+.0%})")

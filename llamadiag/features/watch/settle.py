@@ -1,0 +1,56 @@
+"""How long `watch` waits after a cause's evidence before judging it.
+
+By default a cause waits SETTLE_LINES physical lines (or quiet, or the run's end): a line
+that rules it out, a richer signature or a deciding fact often comes right after the
+evidence. Some causes cannot change any more, and are judged at once:
+
+- the run has printed its whole startup (the facts of the startup are in);
+- the rule's best signature matched (no richer one can complete later);
+- no line of the run can rule the rule out (it has no `exclude_lines`) and no rule can
+  hide it (nobody `supersedes` it);
+- every fact its conditions and exclusions test is known, and is not a count or a list
+  (which later lines could still change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from llamadiag.engine.analyze import Analyzer
+    from llamadiag.engine.matcher import Match
+    from llamadiag.engine.run import Run
+    from llamadiag.knowledge.rulemodel import Condition
+
+SETTLE_LINES = 20  # physical lines after the evidence before a cause is judged
+
+
+def _tested(conditions: Iterable[Condition]) -> Iterator[str]:
+    for cond in conditions:
+        if cond.fact is not None:
+            yield cond.fact
+        if cond.any_of:
+            yield from _tested(cond.any_of)
+
+
+class SettlePolicy:
+    def __init__(self, analyzer: Analyzer) -> None:
+        self.a = analyzer
+        rules = [loaded.rule for loaded in analyzer.k.rules]
+        hidden = {rid for rule in rules for rid in rule.supersedes}
+        growing = {f.name for f in analyzer.k.facts if f.type in ("count", "list")}
+        # per rule: None when later lines can always change it, else the facts it tests
+        self.tested: list[frozenset[str] | None] = []
+        for rule in rules:
+            names = frozenset(_tested([*rule.conditions, *rule.exclusions]))
+            fragile = bool(rule.exclude_lines) or rule.id in hidden or bool(names & growing)
+            self.tested.append(None if fragile else names)
+
+    def lines(self, rule_i: int, run: Run, match: Match) -> int:
+        """Physical lines to wait after the evidence's last line before judging."""
+        names = self.tested[rule_i]
+        if names is None or not run.startup_seen or match.sig_index != 0:
+            return SETTLE_LINES
+        known: dict[str, Any] = self.a.run_facts(run)
+        return 0 if names <= known.keys() else SETTLE_LINES

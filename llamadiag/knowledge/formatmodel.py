@@ -1,0 +1,206 @@
+"""Pydantic models of the non-rule knowledge files: log envelopes, version shapes,
+era fingerprints, run boundaries, statistics lines, facts and flags."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from llamadiag.knowledge.rulemodel import Strict
+
+
+class PatternSpec(Strict):
+    regex: str
+    literal: str | None = None
+    value: Any = None
+
+
+class Wrapper(Strict):
+    """An outer prefix added by whatever carried the line (journald, docker, router ...).
+
+    kind=prefix: `regex` matches at the start and is removed; named groups are recorded
+    (a group named `instance` separates servers in one stream, `level` sets the level).
+    kind=json: the line is a JSON object and `field` holds the message.
+    """
+
+    name: str
+    kind: Literal["prefix", "json"] = "prefix"
+    regex: str
+    field: str | None = None
+    level_map: dict[str, str] = Field(default_factory=dict)
+    tag: str | None = Field(None, description="Tag given to lines of this wrapper (e.g. proxy lines).")
+    terminal: bool = Field(False, description="Stop peeling after this wrapper (its rest is not a llama line).")
+
+
+class Envelope(Strict):
+    wrappers: list[Wrapper]
+    drop: list[str] = Field(default_factory=list, description="Lines that carry nothing (fences, shell decoration).")
+    llama_prefix: list[str] = Field(description="llama's own prefix forms; groups time, level.")
+    tag_column: str = Field(description="Module tag column; groups tag, func.")
+    slot_fields: str = Field(description="Slot line fields after the tag column; groups slot_id, task_id.")
+    continuations: list[PatternSpec] = Field(description="Lines that continue the previous entry.")
+    level_words: dict[str, str] = Field(
+        default_factory=dict, description="Lines with no level letter: regex -> level (raw error lines)."
+    )
+
+
+class VersionShape(Strict):
+    name: str
+    regex: str
+    literal: str | None = None
+    source: Literal["log", "version-output", "api"] = "log"
+
+
+class Unusable(Strict):
+    regex: str
+    reason: str
+
+
+class Versions(Strict):
+    shapes: list[VersionShape]
+    question: str = Field(description="Asked when a rule's fix window needs the build; {fixed} is the fix build.")
+    unusable: list[Unusable] = Field(default_factory=list)
+
+
+class EraFingerprint(Strict):
+    name: str
+    regex: str
+    literal: str | None = None
+    min_build: int | None = None
+    max_build: int | None = None
+
+
+class Eras(Strict):
+    fingerprints: list[EraFingerprint]
+
+
+class ChildArgv(Strict):
+    """A router logging a child's argv one element per line: the only command line a log holds."""
+
+    spawn: PatternSpec = Field(description="Names the child; group `instance` is its stream key (the port).")
+    header: PatternSpec = Field(description="The line after which argv elements follow.")
+    item: PatternSpec = Field(description="One argv element; group `arg`.")
+
+
+class Runs(Strict):
+    start: list[PatternSpec] = Field(description="An entry that opens a new server run.")
+    preamble: list[PatternSpec] = Field(
+        default_factory=list, description="Entries just before a start that belong to the new run."
+    )
+    startup_complete: list[PatternSpec] = Field(
+        default_factory=list, description="Entries proving the run printed its whole startup."
+    )
+    commandline: list[PatternSpec] = Field(default_factory=list, description="A pasted shell command line.")
+    child_argv: ChildArgv | None = None
+
+
+class StatLine(Strict):
+    name: Literal["prompt", "generation", "draft", "http", "error", "restart"]
+    regex: str
+    literal: str | None = None
+
+
+class Stats(Strict):
+    lines: list[StatLine]
+    routine: list[str] = Field(
+        default_factory=list,
+        description="Lines a healthy server prints per request, of every era. Literals found in them are "
+        "handled a stretch of lines at a time (the bulk path); this only changes speed, never findings.",
+    )
+
+
+class Fact(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    type: Literal["str", "int", "float", "bool", "list", "count"]
+    describe: str
+    flag: str | None = None
+    flag_value: Any = Field(None, description="Value when the flag is present (for switch flags).")
+    patterns: list[PatternSpec] = Field(default_factory=list)
+    absent: Any = Field(None, description="Value when a complete startup shows no pattern.")
+    absent_unless: list[PatternSpec] = Field(
+        default_factory=list, description="Lines that, when seen, forbid using `absent`."
+    )
+    absent_from_cmdline: Any = Field(None, description="Value when a given command line lacks the flag.")
+    unknown_with_flags: list[str] = Field(
+        default_factory=list, description="Flags that make absence from the command line meaningless."
+    )
+
+
+class Facts(Strict):
+    facts: list[Fact]
+
+
+class Flag(Strict):
+    name: str = Field(description="Canonical name: the long option without dashes.")
+    aliases: list[str] = Field(min_length=1)
+    env: list[str] = Field(default_factory=list)
+    takes_value: Literal["yes", "no", "optional"] = "yes"
+    choices: list[str] | None = None
+    old_spellings: list[str] = Field(default_factory=list, description="Removed or renamed spellings.")
+    note: str | None = None
+
+
+class Flags(Strict):
+    program: list[str] = Field(description="Program names that start a llama-server command line.")
+    images: list[str] = Field(
+        default_factory=list, description="Container image names whose arguments go to the server."
+    )
+    flags: list[Flag]
+
+
+# -- formats read by the features (redaction, unmatched-line templates, lookup words, bug reports)
+
+class SecretPattern(Strict):
+    name: str
+    category: str
+    regex: str
+
+
+class ContentSpec(Strict):
+    keys: list[str]
+    base64: str
+    lines: list[str] = Field(default_factory=list)
+
+
+class PseudonymPattern(Strict):
+    kind: Literal["ip", "host", "pod"]
+    regex: str
+
+
+class RedactionSpec(Strict):
+    secrets: list[SecretPattern]
+    keep_secret: list[str] = Field(default_factory=list)
+    secret_keys: list[str] = Field(default_factory=list)
+    secret_facts: list[str] = Field(default_factory=list)
+    content: ContentSpec
+    paths: list[str] = Field(default_factory=list)
+    keep_user: list[str] = Field(default_factory=list)
+    pseudonyms: list[PseudonymPattern] = Field(default_factory=list)
+    keep_values: list[str] = Field(default_factory=list)
+
+
+class Mask(Strict):
+    token: str
+    regex: str
+
+
+class TemplatingSpec(Strict):
+    error_like: str
+    warning_like: str
+    benign: str | None = None
+    masks: list[Mask]
+
+
+class LookupWords(Strict):
+    """rules/formats/lookup.yaml: the words support people use, and words that carry nothing."""
+
+    synonyms: dict[str, list[str]] = Field(default_factory=dict)
+    stopwords: list[str] = Field(default_factory=list)
+
+
+class OsHints(Strict):
+    """rules/formats/bugreport.yaml: words and wrappers that name the operating system."""
+
+    os_words: list[tuple[str, str]]
+    wrapper_os: dict[str, str]

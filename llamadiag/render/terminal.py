@@ -1,0 +1,161 @@
+"""The terminal report. Every string from a log is wrapped in rich.text.Text (never parsed
+as markup) after control characters were stripped, so a log cannot style or drive the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from llamadiag.engine.findings import Finding, Report, RuledOut
+from llamadiag.lines import strip_controls
+
+CONF_STYLE = {"confirmed": "bold red", "regression": "bold magenta", "likely": "bold yellow", "possible": "yellow"}
+SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def safe(value: Any) -> Text:
+    return Text(strip_controls(str(value)))
+
+
+def _labelled(label: str, body: Any, style: str = "bold") -> Text:
+    text = Text(f"{label} ", style=style)
+    text.append_text(body if isinstance(body, Text) else safe(body))
+    return text
+
+
+def finding_panel(f: Finding, why: bool = False) -> Panel:
+    parts: list[Any] = []
+    parts.append(safe(f.summary))
+    parts.append(Text())
+    parts.append(_labelled("What happened:", f.diagnosis))
+    parts.append(_labelled("Why:", f.root_cause))
+    parts.append(_labelled("Your build:", f.version_status))
+    ev = Table.grid(padding=(0, 1))
+    ev.add_column(style="dim", justify="right")
+    ev.add_column()
+    for e in f.evidence[:12]:
+        ev.add_row(str(e.line), safe(e.text))
+    parts += [Text(), Text(f"Evidence (seen {f.count}×, lines {f.first_line}-{f.last_line})", style="bold"), ev]
+    if f.values:
+        parts.append(_labelled("Values:", ", ".join(f"{k}={v}" for k, v in f.values.items())))
+    if f.facts_used:
+        parts.append(
+            _labelled(
+                "Facts used:",
+                "; ".join(
+                    f"{k}={v.value}" + (f" (line {v.line})" if v.line else f" ({v.source})")
+                    for k, v in f.facts_used.items()
+                ),
+            )
+        )
+    parts += [Text(), Text("What to do, in order", style="bold")]
+    for i, step in enumerate(f.remediation, 1):
+        line = Text(f" {i}. ")
+        line.append_text(safe(step.text))
+        parts.append(line)
+        if step.command:
+            parts.append(Text("      $ ", style="dim") + Text(step.command, style="green"))
+    for w in f.workarounds:
+        parts.append(_labelled("Workaround:", w.text, "bold cyan"))
+        parts.append(_labelled("  Caveat:", w.caveat, "cyan"))
+    for t in f.not_to_do:
+        parts.append(_labelled("Does not help:", t, "bold magenta"))
+    parts += [Text(), Text("Verify", style="bold")]
+    parts += [Text(" • ") + safe(s) for s in f.verification]
+    if f.questions:
+        parts += [Text(), Text("Questions that would settle it", style="bold yellow")]
+        parts += [Text(" ? ") + safe(q) for q in f.questions]
+    if f.references:
+        parts += [Text(), Text("References", style="bold")]
+        for r in f.references:
+            line = Text(f" {r.role:8} ")
+            line.append(r.label, style=f"link {r.url}")
+            extra = f" (first in b{r.build})" if r.build else ""
+            extra += "" if r.confirmed else " (unconfirmed)"
+            line.append_text(safe(f"{extra} {r.title or r.note or ''}"))
+            parts.append(line)
+    if why and f.conditions:
+        parts += [Text(), Text("Conditions", style="bold")]
+        for c in f.conditions:
+            parts.append(safe(f"  {c.status:7} {c.fact} {c.expected} (value: {c.value})"))
+    title = Text()
+    title.append(f" {f.confidence.upper()} ", style=CONF_STYLE.get(f.confidence, ""))
+    title.append(f" {f.title} ", style="bold")
+    title.append(f"[{f.severity}] ", style=SEV_STYLE.get(f.severity, ""))
+    return Panel(
+        Group(*parts),
+        title=title,
+        title_align="left",
+        subtitle=Text(f"{f.rule_id} · run {f.run}"),
+        border_style=SEV_STYLE.get(f.severity, ""),
+    )
+
+
+def run_bits(facts: dict[str, Any]) -> str:
+    """The facts that tell runs apart, on one line: build (or era), backends, speculation, mmproj, slots."""
+    bits = [f"b{facts['build']}" if "build" in facts else f"era {facts.get('era', 'unknown')}"]
+    for key in ("backends", "spec_type", "has_mmproj", "n_slots", "n_ctx_slot"):
+        if facts.get(key) not in (None, [], ""):
+            bits.append(f"{key}={facts[key]}")
+    return ", ".join(map(str, bits))
+
+
+def print_report(console: Console, report: Report, why: bool = False) -> None:
+    name = report.input.get("name", "input")
+    header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
+    header.append(f"{len(report.findings)} finding(s)", style="bold")
+    console.print(header)
+    for run in report.runs:
+        console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + run_bits(run.facts)))
+    if not report.findings:
+        console.print(Text("No known failure recognised.", style="green"))
+    for f in report.findings:
+        console.print(finding_panel(f, why))
+    if why and report.ruled_out:
+        console.print(Text("Ruled out", style="bold"))
+        for r in report.ruled_out:
+            console.print(ruled_out_line(r))
+    if report.unmatched:
+        print_unmatched(console, report.unmatched)
+    for note in report.notes:
+        console.print(_labelled("Note:", note, "bold yellow"))
+
+
+def ruled_out_line(r: RuledOut) -> Text:
+    return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+
+
+def print_unmatched(console: Console, templates: list) -> None:
+    """Warning/error lines no rule explains, grouped: the next rule to write is at the top."""
+    table = Table(title="Lines no rule explains", title_justify="left")
+    for col in ("count", "level", "first line", "template"):
+        table.add_column(col)
+    for t in templates:
+        table.add_row(str(t.count), t.level, str(t.first_line), safe(t.template))
+    console.print(table)
+
+
+def print_facts(console: Console, report: Report) -> None:
+    """One table per run: each fact, its value and the line (or option) it came from."""
+    import json
+
+    for run in report.runs:
+        table = Table(
+            title=f"run {run.index} (lines {run.first_line}-{run.last_line})"
+            + (f", instance {run.instance}" if run.instance else ""),
+            title_justify="left",
+        )
+        table.add_column("fact")
+        table.add_column("value")
+        table.add_column("from")
+        for name, use in run.fact_sources.items():
+            table.add_row(name, safe(use.value), f"line {use.line}" if use.line else use.source)
+        console.print(table)
+        if run.stats:
+            console.print(safe(f"  requests: {json.dumps(run.stats)}"))
+    if not report.runs:
+        console.print("no server run found in the input")

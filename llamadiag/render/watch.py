@@ -1,0 +1,164 @@
+"""Where `watch` events go: JSON Lines for pipelines, a rich view for people.
+
+Both write each event the moment it is emitted and flush, so a consumer behind a pipe sees
+it at once. Log text reaches the terminal only through render_rich.safe (no markup, no
+control sequences).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import IO, Any
+
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from llamadiag.features.redact import Redactor
+from llamadiag.render.terminal import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
+
+REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
+
+
+def _encode(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class StreamRedactor(Redactor):
+    """The shared redactor, for a stream: the rule text that every finding repeats is redacted
+    once, not at each event. The result is the same while no new secret is learnt (then the
+    memory is dropped); a repeated string is not counted again in the summary's counts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._done: OrderedDict[str, str] = OrderedDict()  # string -> redacted, most recent last
+        self._searched: OrderedDict[str, None] = OrderedDict()  # strings already searched for secrets
+        self._secrets_seen = 0
+
+    def text(self, s: str) -> str:
+        if len(self.known) != self._secrets_seen:  # a new secret: earlier results may miss it
+            self._done.clear()
+            self._secrets_seen = len(self.known)
+        out = self._done.get(s)
+        if out is None:
+            out = self._done[s] = super().text(s)
+            if len(self._done) > REDACT_MEMORY:
+                self._done.popitem(last=False)
+        else:
+            self._done.move_to_end(s)
+        return out
+
+    def learn(self, obj: Any) -> None:
+        if isinstance(obj, str):
+            if obj in self._searched:
+                return
+            self._searched[obj] = None
+            if len(self._searched) > REDACT_MEMORY:
+                self._searched.popitem(last=False)
+        super().learn(obj)
+
+
+class JsonlSink:
+    """One JSON object per event. Like `explain --format json`, what came from the log is
+    redacted (keys, prompts, addresses, user names) unless the redactor is disabled."""
+
+    def __init__(self, out: IO[str], redactor: Redactor | None = None) -> None:
+        self.out = out
+        self.redactor = redactor
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        r = self.redactor
+        if r is not None and r.enabled:
+            data = json.loads(json.dumps(event, default=_encode))
+            body = {k: v for k, v in data.items() if k not in ("type", "at")}
+            facts = body["run"]["facts"] if data["type"] == "run_start" else {}
+            for name in r.spec.secret_facts:  # a secret the run's facts hold is masked everywhere
+                value = facts.get(name)
+                if isinstance(value, str) and value:
+                    r.add_secret(value)
+            r.learn(body)
+            event = {"type": data["type"], "at": data["at"], **r.value(body)}
+        if r is not None and event["type"] == "summary":
+            event = {**event, "redaction": r.summary().model_dump()}
+        self.out.write(json.dumps(event, default=_encode, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+class RichSink:
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        show: Callable[[dict[str, Any]], Any] = getattr(self, f"_{kind}")
+        self.console.print(show(event))
+        self.console.file.flush()
+
+    def _run_start(self, event: dict[str, Any]) -> Text:
+        run = event["run"]
+        where = f" ({run['instance']})" if run.get("instance") else ""
+        text = Text(f"▶ run {run['index']}{where} from line {run['first_line']}: ", style="bold cyan")
+        text.append_text(safe(run_bits(run["facts"])))
+        return text
+
+    def _finding(self, event: dict[str, Any]) -> Any:
+        return finding_panel(event["finding"])
+
+    def _repeat(self, event: dict[str, Any]) -> Text:
+        text = Text("↻ ", style="bold")
+        text.append(event["rule_id"], style="bold")
+        text.append(
+            f" (run {event['run']}) seen {event['count']}× in all, {event['new']} since last told; "
+            f"lines {event['first_seen']['line']}-{event['last_seen']['line']}, last at {event['last_seen']['at']}"
+        )
+        return text
+
+    def _notice(self, event: dict[str, Any]) -> Text:
+        text = Text("note: ", style="bold yellow")
+        text.append_text(safe(event["message"]))
+        return text
+
+    def _summary(self, event: dict[str, Any]) -> Any:
+        info = event["input"]
+        head = Text(
+            f"llamadiag watch · {info.get('name', 'input')} · {event['reason']} · {info.get('lines', 0)} lines · "
+            f"{event['runs_seen']} run(s) · {event['findings']} finding(s)",
+            style="bold",
+        )
+        if not event["causes"]:
+            return Text.assemble(head, "\n", Text("No known failure recognised.", style="green"))
+        table = Table(title=head, title_justify="left")
+        table.add_column("rule", no_wrap=True)
+        for column in ("run", "severity", "confidence", "seen", "lines", "last seen"):
+            table.add_column(column)
+        for c in event["causes"]:
+            confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
+            table.add_row(
+                c["rule_id"],
+                str(c["run"]),
+                Text(c["severity"], style=SEV_STYLE.get(c["severity"], "")),
+                Text(str(confidence), style=CONF_STYLE.get(str(confidence), "")),
+                f"{c['count']}×",
+                f"{c['first_seen']['line']}-{c['last_seen']['line']}",
+                c["last_seen"]["at"][11:19],  # the time of day (UTC); the date is in the JSON
+            )
+        return table
+
+
+class StatusLine:
+    """The live bottom line on a terminal: what is being watched and what was found so far."""
+
+    def __init__(self, name: str, counts: Callable[[], tuple[int, int, int]]) -> None:
+        self.name = name
+        self.counts = counts
+
+    def __rich__(self) -> Text:
+        lines, runs, findings = self.counts()
+        text = safe(f"watching {self.name} · {lines} lines · {runs} run(s) · {findings} finding(s)")
+        text.stylize("dim")
+        return text

@@ -1,0 +1,81 @@
+"""Loading the knowledge for a command, with rules whose own examples fail refused.
+
+Parsing ~50 YAML files with line positions, validating them and running every rule's
+examples costs about a second, far more than a small log's analysis. So the checked,
+validated knowledge is pickled under $XDG_CACHE_HOME/llamadiag, keyed by the digest of
+every knowledge file (and its path) and of the engine's own code: any change to a rule,
+a format file or llamadiag itself loads afresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import pickle
+from pathlib import Path
+
+from llamadiag import __version__, cache
+from llamadiag.knowledge.loader import Knowledge, load_knowledge, source_files
+
+
+def _engine_digest() -> str:
+    h = hashlib.sha256(__version__.encode())
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*.py")):  # every module of every subpackage
+        h.update(str(path.relative_to(package)).encode() + b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
+    h = hashlib.sha256(_engine_digest().encode())
+    for path in source_files(extra_dirs, builtin):
+        h.update(str(path.resolve()).encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"\0unreadable")
+    h.update(repr(sorted(str(p) for p in extra_dirs or [])).encode())
+    return h.hexdigest()[:24]
+
+
+def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
+    name = f"knowledge-{_knowledge_key(extra_dirs, builtin)}.pickle"
+    data = cache.read(name)
+    if data is not None:
+        try:
+            k = pickle.loads(data)
+            if isinstance(k, Knowledge):
+                return k
+        except Exception:  # stale or foreign: load afresh
+            pass
+    k = _check(load_knowledge(extra_dirs, builtin))
+    # rule errors are cached too: they are reported from the cache on every run
+    cache.write(name, pickle.dumps(k, protocol=pickle.HIGHEST_PROTOCOL))
+    return k
+
+
+def _check(k: Knowledge) -> Knowledge:
+    """Refuse rules whose own patterns, captures, references or examples fail."""
+    from llamadiag.knowledge.yamlio import RuleFileError
+    from llamadiag.ruletools.lint import CaptureNames, Examples, PatternSafety, References
+
+    # a dangling `supersedes` is only a lint error: the rule still works without the other rule
+    checks = (PatternSafety, CaptureNames, References, Examples)
+    refused: dict[str, str] = {}
+    for loaded in list(k.rules):
+        for check in checks:
+            issues = [i for i in check(k).check(loaded) if i.severity == "error"]
+            if issues:
+                refused[loaded.rule.id] = json.dumps([str(loaded.path), issues[0].line, issues[0].message])
+                break
+    if refused:
+        keep = []
+        for loaded in k.rules:
+            if loaded.rule.id in refused:
+                path, line, message = json.loads(refused[loaded.rule.id])
+                k.errors.append(RuleFileError(path, line, f"rule refused: {message}"))
+            else:
+                keep.append(loaded)
+        k.rules = keep
+    return k
