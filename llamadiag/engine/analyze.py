@@ -16,12 +16,12 @@ from llamadiag.engine.cmdline import FlagTable, ParsedFlags
 from llamadiag.engine.envelope import EnvelopeParser, Line
 from llamadiag.engine.facts import FactState, FactValue
 from llamadiag.engine.findings import FactUse, Finding, Report, RuledOut, RunOut, facts_for_output
+from llamadiag.engine.literals import Target, index_for
 from llamadiag.engine.matcher import Match, SignatureMatcher
 from llamadiag.engine.ranking import apply_supersedes, rank_findings
 from llamadiag.engine.reasoning import RuleHits, assess
 from llamadiag.engine.run import Run, Stream, compact
 from llamadiag.engine.runpack import RunPacker
-from llamadiag.engine.scan.literals import Target, index_for
 from llamadiag.engine.scan.scanner import Scanner
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.patterns import compile_pattern

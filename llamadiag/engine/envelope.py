@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import regex
 
-from llamadiag.engine.scan.regex_rewrite import ungrouped
+from llamadiag.engine.regex_rewrite import ungrouped
 from llamadiag.knowledge.formatmodel import Envelope
 from llamadiag.knowledge.patterns import compile_pattern
 from llamadiag.lines import CONTROL, strip_controls

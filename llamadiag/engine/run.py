@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from llamadiag.engine.cmdline import ParsedFlags
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.facts import FactState
+from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import SignatureMatcher
 from llamadiag.engine.reasoning import RuleHits
-from llamadiag.engine.scan.literals import Target
 from llamadiag.engine.stats import RunStats
 
 

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
-from llamadiag.engine.scan.literals import Target
+from llamadiag.engine.literals import Target
 from llamadiag.knowledge.formatmodel import TemplatingSpec
 from llamadiag.knowledge.formats import builtin_format
 from llamadiag.lines import strip_controls

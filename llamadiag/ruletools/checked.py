@@ -18,9 +18,12 @@ from llamadiag import __version__, cache
 from llamadiag.knowledge.loader import Knowledge, load_knowledge, source_files
 
 
-def _engine_digest() -> str:
+PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def code_digest(package: Path = PACKAGE) -> str:
+    """A digest of every module of the package, subpackages included: any code change loads afresh."""
     h = hashlib.sha256(__version__.encode())
-    package = Path(__file__).resolve().parent.parent
     for path in sorted(package.rglob("*.py")):  # every module of every subpackage
         h.update(str(path.relative_to(package)).encode() + b"\0")
         h.update(path.read_bytes())
@@ -28,7 +31,7 @@ def _engine_digest() -> str:
 
 
 def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
-    h = hashlib.sha256(_engine_digest().encode())
+    h = hashlib.sha256(code_digest().encode())
     for path in source_files(extra_dirs, builtin):
         h.update(str(path.resolve()).encode() + b"\0")
         try:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from llamadiag.engine.scan.literals import literals_for
+from llamadiag.engine.literals import literals_for
 from llamadiag.engine.templates import PLACEHOLDER, TemplateError, check_expression, names_in_expression
 from llamadiag.knowledge.loader import Knowledge, LoadedRule
 from llamadiag.knowledge.patterns import PatternError, check_backtracking, compile_pattern

@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import MAX_PARTIALS
-from llamadiag.engine.scan.literals import Target
-from llamadiag.engine.scan.regex_rewrite import line_bounded, loosened, ungrouped
+from llamadiag.engine.regex_rewrite import line_bounded, loosened, ungrouped
 from llamadiag.engine.scan.stops import HyperscanStops, LineStarts, StdlibStops, compile_bytes, rare_byte_regex
 from llamadiag.engine.stats import USED_GROUPS
 

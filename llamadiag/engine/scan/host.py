@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from llamadiag.engine.envelope import EnvelopeParser, Line
+from llamadiag.engine.literals import LiteralIndex, Target
 from llamadiag.engine.matcher import Match, SignatureMatcher
 from llamadiag.engine.run import Run, Stream
-from llamadiag.engine.scan.literals import LiteralIndex, Target
 from llamadiag.engine.scan.multimatch import Engine
 from llamadiag.knowledge.loader import Knowledge
 

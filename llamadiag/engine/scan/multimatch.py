@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from llamadiag import cache
-from llamadiag.engine.scan.literals import trie_regex
+from llamadiag.engine.literals import trie_regex
 
 Hit = tuple[int, int, frozenset[int]]  # line start, line end (the newline's offset), literal ids
 

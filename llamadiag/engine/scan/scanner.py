@@ -23,8 +23,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.envelope import plain
+from llamadiag.engine.literals import Target
 from llamadiag.engine.scan.deferred import DeferredStarts
-from llamadiag.engine.scan.literals import Target
 from llamadiag.engine.scan.multimatch import Engine, make_engine
 from llamadiag.lines import clean_line, strip_controls
 

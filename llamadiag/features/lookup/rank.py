@@ -19,8 +19,8 @@ from typing import Any
 from llamadiag.engine.envelope import EnvelopeParser
 from llamadiag.engine.facts import FactValue
 from llamadiag.engine.findings import Finding, Report, reference_label
+from llamadiag.engine.literals import LiteralIndex, index_for
 from llamadiag.engine.reasoning import check, expected_text
-from llamadiag.engine.scan.literals import LiteralIndex, index_for
 from llamadiag.features.lookup.index import text_index
 from llamadiag.features.lookup.query import Query
 from llamadiag.knowledge.loader import Knowledge

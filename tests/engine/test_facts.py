@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from llamadiag.ruletools.selftest import analyze_file
-
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+from tests.paths import SAMPLES
 
 
 def facts_of(knowledge, name: str, run: int = 0, **kw) -> dict:

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
+
 pytest.importorskip("starlette", reason="the desk extra is not installed")
 from starlette.testclient import TestClient
-from test_cli import SEED_CMD, SEED_SNIPPET  # the seed case's error lines and command line
 
 from llamadiag.desk.app import create_app
 from llamadiag.desk.service import Desk
 from llamadiag.knowledge.loader import Knowledge
+from tests.cli.test_cli import SEED_CMD, SEED_SNIPPET  # the seed case's error lines and command line
 
-ROOT = Path(__file__).resolve().parent.parent
 SEED_LOG = (ROOT / "sample_logs" / "seed-b11503-lv4.log").read_text()
 NEAR_MISS = (ROOT / "sample_logs" / "nearmiss-positions-parallel-slots.log").read_text()
 SEED_VERSION = "version: 11503 (d41c07e2b)\nbuilt with GNU 14.2.0 for Linux x86_64"

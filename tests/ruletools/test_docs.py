@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from llamadiag.knowledge.rulemodel import Rule
 from llamadiag.ruletools import docsgen
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from tests.paths import DOCS
 
 
 def test_rule_pages_are_current(knowledge) -> None:

@@ -21,8 +21,8 @@ from llamadiag.engine.scan.stops import rare_byte_regex
 from llamadiag.ruletools.selftest import check_expectation
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import ReadReport
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
 ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 

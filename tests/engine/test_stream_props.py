@@ -22,8 +22,8 @@ from llamadiag.knowledge.loader import load_knowledge
 from llamadiag.lines import CONTROL
 from llamadiag.render.watch import JsonlSink
 from llamadiag.source.reader import InputError, ReadReport, read_stream
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
 K = load_knowledge()
 REDACTOR = Redactor()

@@ -19,11 +19,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
+from tests.paths import ROOT
+
 pytest.importorskip("starlette", reason="the desk extra is not installed")
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (test extra) is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 SEED_LOG = ROOT / "sample_logs" / "seed-b11503-lv4.log"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

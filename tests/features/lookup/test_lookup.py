@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_cli import run
 
 from llamadiag.features.lookup.service import lookup
 from llamadiag.knowledge.loader import Knowledge
+from tests.cli.test_cli import run
+from tests.paths import SAMPLES
 
 QUERIES = yaml.safe_load((Path(__file__).parent / "lookup_queries.yaml").read_text())["queries"]
 SEED_CMD = "llama-server -m GLM-5.3-Flash-UD-IQ2_XXS-00001-of-00004.gguf --mmproj mmproj-F16.gguf --spec-type draft-mtp"
@@ -65,7 +66,7 @@ def test_flags_rule_a_rule_out(knowledge: Knowledge) -> None:
 
 
 def test_a_pasted_ticket_runs_the_engine(knowledge: Knowledge) -> None:
-    ticket = (Path(__file__).parent.parent / "sample_logs" / "seed-ticket.txt").read_text()
+    ticket = (SAMPLES / "seed-ticket.txt").read_text()
     best = lookup(knowledge, ticket).results[0]
     assert best.rule_id == "spec-vision-draft-position-gap" and best.confidence == "confirmed"
     assert best.affects_build is True and best.score >= 85  # the signature band

@@ -15,9 +15,8 @@ from llamadiag.features.watch.watcher import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_I
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.render.watch import StreamRedactor
 from llamadiag.ruletools.selftest import analyze_text
+from tests.paths import ROOT, SAMPLES
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT / "sample_logs"
 SEED_LV4 = (SAMPLES / "seed-b11503-lv4.log").read_text()
 
 

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import yaml
 
-SEED = Path(__file__).resolve().parent.parent / "rules" / "speculative" / "spec-vision-draft-position-gap.yaml"
+from tests.paths import RULES
+
+SEED = RULES / "speculative" / "spec-vision-draft-position-gap.yaml"
 SNIPPET = "E srv        decode: failed to process speculative batch\n"
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_logs"
+from tests.paths import SAMPLES
 
 
 def compare(before: Path, after: Path) -> tuple[int, dict]:

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import DATA
+
 SEED_SNIPPET = """\
 0.41.772.010 E init: the tokens of sequence 3 in the input batch have inconsistent sequence positions:
  - the last position stored in the memory module of the context (i.e. the KV cache) for sequence 3 is X = 17
@@ -132,7 +134,7 @@ def test_broken_rule_file_is_reported_and_others_still_load(tmp_path: Path, seed
     rules = tmp_path / "myrules" / "server"
     rules.mkdir(parents=True)
     (rules / "broken.yaml").write_text("id: broken\ntitle: x\ncategory: server\nseverity: bogus\n")
-    (rules / "slow.yaml").write_text((Path(__file__).parent / "data" / "catastrophic-rule.yaml").read_text())
+    (rules / "slow.yaml").write_text((DATA / "catastrophic-rule.yaml").read_text())
     out = run("explain", str(seed_log), "--rules", str(tmp_path / "myrules"), "--format", "json")
     assert out.returncode == 2
     err = out.stderr.decode()

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.paths import ROOT
+
 SEED = (ROOT / "sample_logs" / "seed-b11503-default.log").read_bytes()
 SEED_LV4 = (ROOT / "sample_logs" / "seed-b11503-lv4.log").read_bytes()
 OOM = (ROOT / "sample_logs" / "memory-cuda-oom-b4589-raw.log").read_bytes()

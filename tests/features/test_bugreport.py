@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_cli import run
-
 from llamadiag.engine.unmatched import mask, unmatched_templates
+from tests.cli.test_cli import run
+from tests.paths import SAMPLES
 
-SAMPLES = Path(__file__).parent.parent / "sample_logs"
 UNKNOWN = """\
 build: 6550 (5c6a4dbe6) with cc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0 for x86_64-linux-gnu
 system info: n_threads = 16, n_threads_batch = 16, total_threads = 32

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-
-from test_cli import run
 
 from llamadiag.features.redact import Redactor
+from tests.cli.test_cli import run
+from tests.paths import DATA, SAMPLES
 
-DATA = Path(__file__).parent / "data"
 VERBOSE = DATA / "verbose-secrets.log"
-SAMPLES = Path(__file__).parent.parent / "sample_logs"
 SECRETS = [
     "sk-live-7f3a9c1e5b2d4f6a8c0e",  # --api-key in llama-swap's start command, then a Bearer header
     "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",

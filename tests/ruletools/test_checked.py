@@ -1,0 +1,95 @@
+"""The start-up cache and the checked-knowledge cache: atomic entries, hits equal fresh loads,
+any change to a rule or to the code loads afresh."""
+
+from __future__ import annotations
+
+import bz2
+import codecs
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+from llamadiag import cache
+from llamadiag.source.reader import MAX_LINE
+from tests.paths import ROOT
+
+LOG = "srv  load_model: loading model '/m/x.gguf'\nE srv        decode: failed to process speculative batch\n"
+INPUTS = {
+    "plain": LOG.encode(),
+    "gzip": gzip.compress(LOG.encode()),
+    "bz2": bz2.compress(LOG.encode()),
+    "crlf-utf16": codecs.BOM_UTF16_LE + LOG.replace("\n", "\r\n").encode("utf-16-le"),
+    "utf8-bom-no-final-newline": codecs.BOM_UTF8 + LOG.rstrip("\n").encode(),
+    "invalid-utf8": b"srv  x: caf\xe9 \xff\xfe ok\n" + LOG.encode(),
+    "cr-redraws-and-nul": b"progress 10%\rprogress 90%\rdone\nab\x00c\n",
+    "huge-line": b"head\n" + b"x" * (MAX_LINE + 5000) + b"\ntail\n",
+    "huge-line-utf8": b"head\n" + "é".encode() * (2 * MAX_LINE) + b"\ntail\n",
+    "huge-last-line": b"head\n" + b"y" * (MAX_LINE + 7),
+}
+
+
+def test_cache_entries_are_written_atomically_and_pruned(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    for i in range(cache.KEEP + 3):
+        cache.write(f"thing-{i}.bin", bytes([i]))
+        os.utime(tmp_path / "llamadiag" / f"thing-{i}.bin", (i, i))
+    left = sorted(p.name for p in (tmp_path / "llamadiag").iterdir())
+    assert len(left) == cache.KEEP and cache.read(f"thing-{cache.KEEP + 2}.bin") == bytes([cache.KEEP + 2])
+    assert cache.read("absent.bin") is None
+
+
+def _small_rules(tmp_path: Path) -> Path:
+    """Two shipped rules in a folder of their own: a fresh load runs only their examples."""
+    rules = tmp_path / "rules" / "speculative"
+    rules.mkdir(parents=True)
+    for src in sorted((ROOT / "rules" / "speculative").glob("*.yaml"))[:2]:
+        shutil.copy(src, rules / src.name)
+    return tmp_path / "rules"
+
+
+def test_knowledge_cache_hit_equals_a_fresh_load(tmp_path: Path, monkeypatch) -> None:
+    from llamadiag.knowledge.loader import load_knowledge
+    from llamadiag.ruletools.checked import checked_knowledge
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rules = _small_rules(tmp_path)
+    first = checked_knowledge([rules], builtin=False)
+    stored = list((tmp_path / "cache" / "llamadiag").glob("knowledge-*.pickle"))
+    assert len(stored) == 1 and len(first.rules) == 2 and not first.errors
+    again = checked_knowledge([rules], builtin=False)
+    assert again is not first
+    assert [(r.rule, r.path) for r in again.rules] == [(r.rule, r.path) for r in first.rules]
+    assert again.facts == first.facts and again.envelope == first.envelope
+    assert again.digest == load_knowledge([rules], builtin=False).digest
+    stored[0].write_bytes(b"not a pickle")  # a broken cache entry is ignored and rewritten
+    assert checked_knowledge([rules], builtin=False).digest == first.digest
+
+
+def test_knowledge_cache_notices_a_changed_rule(tmp_path: Path, monkeypatch) -> None:
+    from llamadiag.ruletools.checked import checked_knowledge
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rules = _small_rules(tmp_path)
+    before = checked_knowledge([rules], builtin=False)
+    path = next((rules / "speculative").glob("*.yaml"))
+    path.write_text(path.read_text().replace("title:", "title: CHANGED", 1))
+    after = checked_knowledge([rules], builtin=False)
+    assert before.digest != after.digest
+    assert after.rule(path.stem).rule.title.startswith("CHANGED")
+
+
+def test_a_change_in_any_subpackage_changes_the_code_digest(tmp_path: Path) -> None:
+    import shutil as sh
+
+    from llamadiag.ruletools.checked import PACKAGE, code_digest
+
+    copy = tmp_path / "llamadiag"
+    sh.copytree(PACKAGE, copy, ignore=sh.ignore_patterns("__pycache__", "rules"))
+    before = code_digest(copy)
+    assert before == code_digest(PACKAGE)
+    deep = copy / "engine" / "scan" / "stops.py"
+    deep.write_text(deep.read_text() + "\n# changed\n")
+    assert code_digest(copy) != before
+    (copy / "features" / "new_module.py").write_text("")  # a new module counts too
+    assert len({before, code_digest(copy)}) == 2
