@@ -17,7 +17,6 @@ from pathlib import Path
 from llamadiag import __version__, cache
 from llamadiag.knowledge.loader import Knowledge, load_knowledge, source_files
 
-
 PACKAGE = Path(__file__).resolve().parent.parent
 
 
