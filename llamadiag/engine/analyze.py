@@ -304,7 +304,13 @@ class Analyzer:
         for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
             rule = self.k.rules[rule_i].rule
             result = assess(
-                self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
+                self.k.versions.question,
+                rule,
+                run.index,
+                run.hits[rule_i],
+                facts,
+                run.excluded.get(rule_i),
+                None if run.has_start else self.k.runs.snippet_question,
             )
             (findings if isinstance(result, Finding) else ruled_out).append(result)
         return apply_supersedes(findings, self.k), ruled_out

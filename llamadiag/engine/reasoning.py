@@ -94,6 +94,7 @@ def assess(
     hits: RuleHits,
     facts: dict[str, FactValue],
     excluded_by: tuple[int, str] | None,
+    snippet_question: str | None = None,
 ) -> Finding | RuledOut:
     match = hits.best
     used: dict[str, FactValue] = {}
@@ -150,6 +151,10 @@ def assess(
         confidence = Confidence.possible
     if match.signature.partial and confidence is Confidence.confirmed:
         confidence = Confidence.likely
+    if snippet_question is not None and confidence is Confidence.confirmed:
+        # a snippet is never confirmed: what came before the excerpt could change the verdict
+        confidence = Confidence.likely
+        questions.append(snippet_question)
 
     fix_ref = next((r for r in rule.references if r.role == "fix"), None)
     report_ref = next((r for r in rule.references if r.role == "report"), None)

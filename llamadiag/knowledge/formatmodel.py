@@ -93,6 +93,13 @@ class Runs(Strict):
     )
     commandline: list[PatternSpec] = Field(default_factory=list, description="A pasted shell command line.")
     child_argv: ChildArgv | None = None
+    snippet_question: str = Field(
+        "The input starts after the server started: paste the log from its start to confirm.",
+        description=(
+            "Asked when a run shows no start line (a snippet): its findings stay at 'likely' at most, "
+            "since the lines before the excerpt could change the verdict."
+        ),
+    )
 
 
 class StatLine(Strict):

@@ -54,6 +54,18 @@ class Entry(Strict):
     level: Literal["I", "W", "E", "D"] | None = Field(
         None, description="Only entries printed at this level (when the log shows levels)."
     )
+    distinctive: bool = Field(
+        False,
+        description=(
+            "Only this failure prints this line: seen alone (a snippet, a log cut before the other "
+            "entries) it still names the failure, at most 'likely' (the loader derives a partial "
+            "signature from it)."
+        ),
+    )
+
+
+# the name suffix of a signature the loader derived from a distinctive entry
+DERIVED = "/alone"
 
 
 class Signature(Strict):
@@ -209,6 +221,24 @@ class Rule(Strict):
         kinds = {e.expect == "none" for e in self.examples}
         if kinds != {True, False}:
             raise ValueError("examples need at least one positive and one negative (expect: none)")
+        return self
+
+    @model_validator(mode="after")
+    def _partial_evidence(self) -> Rule:
+        """Each distinctive entry of a multi-entry signature also stands alone, as a partial
+        signature listed after the rule's own (so a complete match always ranks first)."""
+        own = {(s.entries[0].regex,) for s in self.signatures if len(s.entries) == 1}
+        derived = []
+        for sig in self.signatures:
+            if len(sig.entries) < 2 or sig.name.endswith(DERIVED):
+                continue
+            for i, entry in enumerate(sig.entries):
+                if entry.distinctive and (entry.regex,) not in own:
+                    own.add((entry.regex,))
+                    name = f"{sig.name}{DERIVED}-{i + 1}"
+                    alone = Signature(name=name, entries=[entry], within=1, partial=True, diagnosis=sig.diagnosis)
+                    derived.append(alone)
+        self.signatures.extend(derived)
         return self
 
 
