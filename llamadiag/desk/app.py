@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import Environment, FileSystemLoader
 from starlette.applications import Starlette
@@ -70,7 +70,7 @@ class DeskApp:
         message = size_message(size, self.desk.max_bytes)
         if scope["path"].startswith("/api/"):
             return "application/json", json.dumps({"error": message}).encode()
-        return "text/html", self.page(413, error=message).body
+        return "text/html", cast(bytes, self.page(413, error=message).body)  # an HTMLResponse renders to bytes
 
     # -- routes ---------------------------------------------------------------------
     async def index(self, request: Request) -> Response:

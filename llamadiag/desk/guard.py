@@ -67,8 +67,8 @@ class Guard:
             except Exception as exc:  # the message may quote pasted text: log the type only
                 access_log.error("error %s in %s %s", type(exc).__name__, scope["method"], scope["path"])
                 if not status["code"]:
-                    body = json.dumps({"error": f"internal error ({type(exc).__name__}); nothing was kept"})
-                    await _respond(send_wrapped, 500, "application/json", body.encode())
+                    body = json.dumps({"error": f"internal error ({type(exc).__name__}); nothing was kept"}).encode()
+                    await _respond(send_wrapped, 500, "application/json", body)
         access_log.info('%s "%s %s" %s', _client(scope), scope["method"], scope["path"], status["code"])
 
     async def _buffer(self, scope: Scope, receive: Receive) -> Receive:

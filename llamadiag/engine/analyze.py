@@ -194,7 +194,7 @@ class Analyzer:
         return done
 
     # -- per-run processing ------------------------------------------------------
-    def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
+    def _process(self, run: Run, line: Line, targets: Sequence[Target]) -> list[tuple[Run, int, Match]]:
         self.processed += 1
         run.last_line = max(run.last_line, line.end)
         run.since_start += 1
@@ -225,7 +225,8 @@ class Analyzer:
             elif kind == "version":
                 facts.observe_version(m.groupdict(), line.number, t.ref)
             elif kind == "era":
-                facts.observe_era(*t.ref, line.number)
+                name, lo, hi = t.ref
+                facts.observe_era(name, lo, hi, line.number)
             elif kind == "startup":
                 run.startup_seen = True
             elif kind == "exclude":
@@ -306,7 +307,10 @@ class Analyzer:
             result = assess(
                 self.k.versions.question, rule, run.index, run.hits[rule_i], facts, run.excluded.get(rule_i)
             )
-            (findings if isinstance(result, Finding) else ruled_out).append(result)
+            if isinstance(result, Finding):
+                findings.append(result)
+            else:
+                ruled_out.append(result)
         return apply_supersedes(findings, self.k), ruled_out
 
     def run_out(self, run: Run) -> RunOut:

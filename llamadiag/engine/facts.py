@@ -212,9 +212,9 @@ class FactState:
             if self.era_min is not None and self.era_max is not None and self.era_min > self.era_max:
                 out["era"] = FactValue(f"contradictory fingerprints ({names}): a fork or a mixed log", None, "era")
             else:
-                lo = f"b{self.era_min}" if self.era_min is not None else "?"
-                hi = f"b{self.era_max}" if self.era_max is not None else "now"
-                out["era"] = FactValue(f"{lo} .. {hi} (from {names})", self.era_evidence[0][1], "era")
+                lo_text = f"b{self.era_min}" if self.era_min is not None else "?"
+                hi_text = f"b{self.era_max}" if self.era_max is not None else "now"
+                out["era"] = FactValue(f"{lo_text} .. {hi_text} (from {names})", self.era_evidence[0][1], "era")
         lo, hi = self.build_range(out)
         if lo is not None:
             out["build_min"] = FactValue(lo, None, "era" if "build" not in out else out["build"].source)

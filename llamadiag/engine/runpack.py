@@ -39,7 +39,7 @@ class RunPacker:
         state = {name: getattr(run, name) for name in PACKED}
         buffer = io.BytesIO()
         pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.persistent_id = lambda obj: self.keys.get(id(obj))  # type: ignore[method-assign]
+        pickler.persistent_id = lambda obj: self.keys.get(id(obj))  # type: ignore[method-assign]  # pickle's hook
         pickler.dump(state)
         run.packed = zlib.compress(buffer.getvalue(), 1)
         for name in PACKED:
@@ -49,7 +49,7 @@ class RunPacker:
         if run.packed is None:
             return
         unpickler = pickle.Unpickler(io.BytesIO(zlib.decompress(run.packed)))
-        unpickler.persistent_load = self.objects.__getitem__  # type: ignore[method-assign]
+        unpickler.persistent_load = self.objects.__getitem__  # type: ignore[method-assign]  # pickle's hook
         for name, value in unpickler.load().items():
             setattr(run, name, value)
         run.packed = None

@@ -53,7 +53,7 @@ def _line_present(path: str, regex: str) -> bool:
 
 
 def compare(k: Knowledge, before: Report, after: Report, after_path: str) -> list[FindingVerdict]:
-    verdicts = []
+    verdicts: list[FindingVerdict] = []
     after_ids = {f.rule_id for f in after.findings}
     for f in before.findings:
         if any(v.rule_id == f.rule_id for v in verdicts):

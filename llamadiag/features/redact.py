@@ -17,7 +17,8 @@ Redaction is best-effort (regular expressions); the closing line says so.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 import regex
@@ -153,7 +154,7 @@ class Redactor:
 
     def value_in_place(self, obj: dict[str, Any] | list[Any]) -> None:
         """As `value`, changing the containers of a dumped report instead of copying them."""
-        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        items: Iterable[tuple[Any, Any]] = obj.items() if isinstance(obj, dict) else enumerate(obj)
         for key, item in list(items):
             if isinstance(item, dict | list):
                 self.value_in_place(item)
@@ -273,7 +274,7 @@ class Redactor:
 
     def _pseudonyms(self, s: str) -> str:
         for kind, pattern in self.c.pseudonyms:
-            s = _replace_group(pattern, "value", s, lambda v, kind=kind: self._stand_in(kind, v))
+            s = _replace_group(pattern, "value", s, partial(self._stand_in, kind))
         return s
 
     def _kept(self, value: str) -> bool:

@@ -61,7 +61,7 @@ class Knowledge:
         return next((r for r in self.rules if r.rule.id == rule_id), None)
 
 
-def _load_model(model: type, path: Path):  # type: ignore[no-untyped-def]
+def _load_model(model: type, path: Path):
     data, positions = load_yaml(path)
     return validate(model, data, path, positions)
 

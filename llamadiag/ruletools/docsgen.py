@@ -95,7 +95,7 @@ def rule_page(rule: Rule, source: str) -> str:
     return "\n".join(out)
 
 
-def _cond(c) -> str:  # type: ignore[no-untyped-def]
+def _cond(c) -> str:
     if c.any_of:
         return "one of (" + "; ".join(_cond(x) for x in c.any_of) + ")"
     for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):

@@ -51,7 +51,7 @@ class Validator:
 
 def _patterns(loaded: LoadedRule) -> list[tuple[tuple, str, str | None]]:
     rule = loaded.rule
-    out = []
+    out: list[tuple[tuple, str, str | None]] = []
     for si, sig in enumerate(rule.signatures):
         for ei, entry in enumerate(sig.entries):
             out.append((("signatures", si, "entries", ei, "regex"), entry.regex, entry.literal))

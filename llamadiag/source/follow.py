@@ -45,7 +45,7 @@ class LiveSource(io.RawIOBase):
             self.missing = True
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return "<stdin>" if self.source == "-" else self.source
 
     def readable(self) -> bool:
@@ -68,7 +68,7 @@ class LiveSource(io.RawIOBase):
         self.fd, self.ident, self.pos = fd, (st.st_dev, st.st_ino), 0
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buffer) -> int:
         delay = POLL_MIN
         while True:
             data = os.read(self.fd, len(buffer)) if self.fd is not None else b""

@@ -90,7 +90,7 @@ class InputPump:
     def _run(self) -> None:
         try:
             seen_replaced = 0
-            for lines in read_stream(self.source, self.report, READ_BLOCK):  # type: ignore[arg-type]
+            for lines in read_stream(self.source, self.report, READ_BLOCK):  # type: ignore[arg-type]  # a LiveSource is a RawIOBase
                 if self.report.replaced_chars != seen_replaced:
                     seen_replaced = self.report.replaced_chars
                     self._blank_binary(lines, self.report.lines - len(lines) + 1)

@@ -112,7 +112,7 @@ class HyperscanEngine:
         return out
 
 
-def _load_or_compile(hyperscan, literals: list[str]):  # type: ignore[no-untyped-def]
+def _load_or_compile(hyperscan, literals: list[str]):
     """The compiled database, from the cache when the literals are unchanged."""
     expressions = [re.escape(lit).encode() for lit in literals] or [b"(?!x)x"]
     return cached_database(hyperscan, "hyperscan", expressions, [0] * len(expressions))

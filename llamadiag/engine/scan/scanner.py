@@ -20,6 +20,7 @@ takes the full path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.envelope import plain
@@ -46,7 +47,7 @@ class Scanner:
         self.a = analyzer
         index = analyzer.index
         self.literals = index.literals()
-        self.by_id = [index.by_literal[lit] for lit in self.literals]
+        self.by_id: list[Sequence[Target]] = [index.by_literal[lit] for lit in self.literals]
         self.engine: Engine = make_engine(self.literals, engine)
         self.shortcuts = True  # False: every candidate takes the full entry path (tests compare)
         # the bulk path (bulk.py) from this many bytes on: a small log never pays its set-up

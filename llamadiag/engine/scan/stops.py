@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -104,7 +105,11 @@ class LineStarts:
 
 class StdlibStops:
     def __init__(self, cold: re.Pattern[bytes], foreign: LineStarts, continuation: LineStarts) -> None:
-        self.searches = [cold.search, foreign.search, continuation.search]
+        self.searches: list[Callable[[bytes, int], re.Match[bytes] | int | None]] = [
+            cold.search,
+            foreign.search,
+            continuation.search,
+        ]
         self.block = b""
         self._hits: list[tuple[int, int | None] | None] = [None, None, None]
 

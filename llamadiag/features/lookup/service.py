@@ -122,7 +122,7 @@ def lookup(
 
 
 def _result(k: Knowledge, c: Candidate, facts: dict) -> LookupResult:
-    rule: Rule = k.rule(c.rule_id).rule  # type: ignore[union-attr]
+    rule: Rule = k.rule(c.rule_id).rule  # type: ignore[union-attr]  # candidates are loaded rules
     scope = {name: v.value for name, v in facts.items()} | c.values
     finding = c.finding
     return LookupResult(

@@ -203,6 +203,7 @@ class Watcher:
         findings, ruled_out = self.a.assess_run(run)
         if run.index not in self.announced and (run.has_start or run.startup_seen or findings):
             self._announce(run)
+        cause: Cause | None
         for f in findings:
             cause = self.causes[(run.index, self.rule_index[f.rule_id])]
             if cause.state != "reported":
