@@ -95,6 +95,7 @@ def assess(
     facts: dict[str, FactValue],
     excluded_by: tuple[int, str] | None,
 ) -> Finding | RuledOut:
+    """Judge a rule's hits in a run against the facts: a finding, or the reason it is ruled out."""
     match = hits.best
     used: dict[str, FactValue] = {}
     cond_out: list[ConditionOut] = []
@@ -203,6 +204,7 @@ def assess(
 
 
 def reference_out(r: Reference) -> ReferenceOut:
+    """A rule reference as output, with its URL."""
     return ReferenceOut(**r.model_dump(), url=r.url)
 
 
@@ -218,6 +220,7 @@ def steps_out(rule: Rule, scope: dict[str, Any]) -> list[StepOut]:
 
 
 def workarounds_out(rule: Rule) -> list[WorkaroundOut]:
+    """The rule's workarounds as output."""
     return [WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds]
 
 

@@ -56,10 +56,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 
 class TemplateError(ValueError):
+    """A derive expression that is not allowed or not valid."""
+
     pass
 
 
 def names_in_expression(expr: str) -> set[str]:
+    """The value names a derive expression uses (function names excluded)."""
     tree = ast.parse(expr, mode="eval")
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in FUNCTIONS}
 
@@ -109,6 +112,7 @@ def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
 
 
 def derive_all(derive: Mapping[str, str], values: Mapping[str, Any]) -> dict[str, Any]:
+    """Evaluate the derive entries in order; those that cannot be evaluated are left out."""
     out: dict[str, Any] = {}
     scope = dict(values)
     for name, expr in derive.items():  # in order, so later entries may use earlier ones
@@ -141,6 +145,7 @@ def render(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
 
 
 def render_with_fallback(text: str, fallback: str | None, values: Mapping[str, Any]) -> str:
+    """The text with values filled in, or the fallback when the text uses an unknown name."""
     rendered, missing = render(text, values)
     if missing and fallback:
         rendered, _ = render(fallback, values)
