@@ -30,6 +30,7 @@ class PatternError(ValueError):
 
 @lru_cache(maxsize=4096)
 def compile_pattern(source: str) -> regex.Pattern[str]:
+    """Compile a pattern with `regex` (cached); PatternError when it is not valid."""
     try:
         return regex.compile(source)
     except regex.error as exc:
