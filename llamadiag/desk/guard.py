@@ -43,6 +43,7 @@ class Guard:
         self.app, self.max_bytes, self.too_large = app, max_bytes, too_large
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a request to the app with its body capped, add the security headers and log the access."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

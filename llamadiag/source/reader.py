@@ -50,6 +50,7 @@ class ReadReport:
     ended_mid_line: bool = False  # the text did not end with a newline (a cut paste, a stream stopped mid-line)
 
     def notes(self) -> list[str]:
+        """Notes for the user on what the reader did to the input."""
         out = []
         for line, skipped in self.cut_lines[:5]:
             out.append(f"line {line} is too long: kept its first {MAX_LINE // 1024} KiB, skipped {skipped} bytes")
@@ -63,6 +64,7 @@ class ReadReport:
 
 
 def open_raw(source: str) -> tuple[BinaryIO, str]:
+    """Open a path, or stdin for "-": the binary stream and its display name."""
     if source == "-":
         return sys.stdin.buffer, "<stdin>"
     path = Path(source)
