@@ -46,6 +46,7 @@ class RedactionSummary(BaseModel):
     distinct: dict[str, int] = Field(default_factory=dict)
 
     def line(self) -> str:
+        """The closing line of a shareable output: what was redacted, or that nothing was."""
         if not self.enabled:
             return "Not redacted (--no-redact): this output may hold keys, prompts, addresses and user names."
         if not self.counts:
@@ -122,6 +123,8 @@ def _replace_group(pattern: regex.Pattern[str], group: str, text: str, fn: Calla
 
 
 class Redactor:
+    """Replaces keys, prompts, paths, user names and addresses with stand-ins."""
+
     def __init__(self, spec: RedactionSpec | None = None, enabled: bool = True) -> None:
         self.spec = spec or builtin_format(RedactionSpec)
         self.enabled = enabled
@@ -134,6 +137,7 @@ class Redactor:
 
     # -- public API -------------------------------------------------------------------
     def text(self, s: str) -> str:
+        """The string with content (prompts), secrets, paths and pseudonymised names replaced."""
         if not self.enabled or not s:
             return s
         s = self._content(s)
@@ -142,6 +146,7 @@ class Redactor:
         return self._pseudonyms(s)
 
     def value(self, obj: Any) -> Any:
+        """A copy of a JSON-like value with every string redacted (keys decide for some values)."""
         if not self.enabled:
             return obj
         if isinstance(obj, str):
@@ -170,6 +175,7 @@ class Redactor:
         return self.value(value)
 
     def model(self, m: M) -> M:
+        """A copy of a pydantic model with every string redacted."""
         if not self.enabled:
             return m
         return type(m).model_validate(self.value(m.model_dump()))
@@ -192,12 +198,14 @@ class Redactor:
                 self.learn(v)
 
     def add_secret(self, value: str) -> None:
+        """Remember a secret value, so it is masked wherever it occurs."""
         value = value.strip("\"'")
         if value and value not in self.known:
             self.known.add(value)
             self._known_re = None
 
     def summary(self) -> RedactionSummary:
+        """What was replaced so far, by category."""
         distinct: dict[str, int] = {}
         for kind, _ in self.tokens:
             label = LABELS[kind]
