@@ -15,6 +15,8 @@ from llamadiag.source.reader import ReadReport, read_text
 
 @dataclass
 class ExampleResult:
+    """Whether a rule's inline example gave the expected verdict, and why not."""
+
     rule_id: str
     name: str
     ok: bool
@@ -35,6 +37,7 @@ def analyze_file(k: Knowledge, path: Path, cmdline: str | None = None, version_t
 
 
 def run_examples(k: Knowledge, loaded: LoadedRule) -> list[ExampleResult]:
+    """Run a rule's inline examples."""
     results = []
     rule = loaded.rule
     for ex in rule.examples:
