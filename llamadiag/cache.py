@@ -11,10 +11,12 @@ KEEP = 4  # per kind: a few rule sets (--rules folders, upgrades) in alternation
 
 
 def cache_dir() -> Path:
+    """The cache folder: $XDG_CACHE_HOME/llamadiag, or ~/.cache/llamadiag."""
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "llamadiag"
 
 
 def read(name: str) -> bytes | None:
+    """The bytes of a cache entry, or None when it is missing or unreadable."""
     try:
         return (cache_dir() / name).read_bytes()
     except OSError:

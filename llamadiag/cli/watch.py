@@ -34,6 +34,8 @@ SWITCH_INTERVAL = 0.0005  # seconds: thread switch interval (latency from the re
 
 
 class WatchFormat(str, Enum):
+    """Output formats of `llamadiag watch`: a live terminal view or one JSON object per line."""
+
     rich = "rich"
     jsonl = "jsonl"
 

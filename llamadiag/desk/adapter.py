@@ -20,6 +20,8 @@ from llamadiag.render.lookup import lookup_markdown
 
 @dataclass
 class Redacted:
+    """A redacted report and the summary of what was redacted."""
+
     report: Report
     summary: RedactionSummary
 
@@ -31,6 +33,8 @@ class Redacted:
 
 @dataclass
 class Looked:
+    """A redacted lookup response, its summary, and its markdown rendering."""
+
     response: LookupResponse  # redacted
     summary: RedactionSummary
     markdown: str  # the same as `llamadiag lookup --format markdown`
@@ -41,10 +45,12 @@ class Looked:
 
 
 def redact(report: Report) -> Redacted:
+    """The report with sensitive text redacted, and what was replaced."""
     return Redacted(*redact_report(report))
 
 
 def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | None = None) -> Looked:
+    """Look up a pasted query and return the redacted response and its markdown."""
     response = run_lookup(k, query, build=build, cmdline=cmdline)
     redactor = Redactor()
     redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jinja2 import Environment, FileSystemLoader
 from starlette.applications import Starlette
@@ -42,12 +42,15 @@ def _environment() -> Environment:
 
 
 class DeskApp:
+    """The desk's Starlette routes: the HTML page and the JSON API."""
+
     def __init__(self, desk: Desk) -> None:
         self.desk = desk
         self.env = _environment()
 
     # -- rendering ----------------------------------------------------------------
     def page(self, status: int = 200, **context: Any) -> HTMLResponse:
+        """Render the desk's page with the given status and template context."""
         context.setdefault("fields", dict.fromkeys(FIELDS, ""))
         context.setdefault("q", "")
         html = self.env.get_template("page.html").render(
@@ -67,13 +70,15 @@ class DeskApp:
         return self.page(500, error=message)
 
     def too_large(self, scope: Scope, size: int | None) -> tuple[str, bytes]:
+        """The content type and body answering a request body over the size limit."""
         message = size_message(size, self.desk.max_bytes)
         if scope["path"].startswith("/api/"):
             return "application/json", json.dumps({"error": message}).encode()
-        return "text/html", self.page(413, error=message).body
+        return "text/html", cast(bytes, self.page(413, error=message).body)  # an HTMLResponse renders to bytes
 
     # -- routes ---------------------------------------------------------------------
     async def index(self, request: Request) -> Response:
+        """The page, with lookup results when the query string asks for a lookup."""
         params = request.query_params
         q = params.get("q", "")
         if not (q or params.get("build") or params.get("cmdline")):
@@ -87,6 +92,7 @@ class DeskApp:
         return self.page(q=q, looked=looked)
 
     async def submit(self, request: Request) -> Response:
+        """The page with the diagnosis of a submitted form (log, version text, command line)."""
         try:
             fields = await self._form_fields(request)
         except BadInput as exc:
@@ -99,6 +105,7 @@ class DeskApp:
         return self.page(explained=explained)
 
     async def api_explain(self, request: Request) -> Response:
+        """The JSON API for a diagnosis: the redacted report of a JSON request body."""
         try:
             fields = fields_from_json(await request.body())
             explained = await run_in_threadpool(self.desk.explain, fields)
@@ -107,6 +114,7 @@ class DeskApp:
         return Response(explained.redacted.json(), media_type="application/json")
 
     async def api_lookup(self, request: Request) -> Response:
+        """The JSON API for a lookup: the redacted response, 400 when the query could not be read."""
         try:
             looked = await run_in_threadpool(self._lookup, request)
         except BadInput as exc:

@@ -43,6 +43,7 @@ class Guard:
         self.app, self.max_bytes, self.too_large = app, max_bytes, too_large
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass a request to the app with its body capped, add the security headers and log the access."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -67,8 +68,8 @@ class Guard:
             except Exception as exc:  # the message may quote pasted text: log the type only
                 access_log.error("error %s in %s %s", type(exc).__name__, scope["method"], scope["path"])
                 if not status["code"]:
-                    body = json.dumps({"error": f"internal error ({type(exc).__name__}); nothing was kept"})
-                    await _respond(send_wrapped, 500, "application/json", body.encode())
+                    body = json.dumps({"error": f"internal error ({type(exc).__name__}); nothing was kept"}).encode()
+                    await _respond(send_wrapped, 500, "application/json", body)
         access_log.info('%s "%s %s" %s', _client(scope), scope["method"], scope["path"], status["code"])
 
     async def _buffer(self, scope: Scope, receive: Receive) -> Receive:

@@ -28,16 +28,21 @@ class BadInput(Exception):
 
 @dataclass
 class Explained:
+    """A diagnosis ready to show: the redacted report and its markdown."""
+
     redacted: adapter.Redacted
     markdown: str
 
     @property
     def report(self) -> Report:
+        """The redacted report."""
         return self.redacted.report
 
 
 @dataclass
 class Desk:
+    """The desk's state: the knowledge, the body size limit and the rule count."""
+
     knowledge: Knowledge
     max_bytes: int
     rule_count: int = field(init=False)
@@ -46,6 +51,7 @@ class Desk:
         self.rule_count = len(self.knowledge.rules)
 
     def explain(self, fields: dict[str, str]) -> Explained:
+        """Check the pasted fields, diagnose them, and return the redacted result."""
         log, version_text, cmdline = (fields.get(name, "") for name in FIELDS)
         if not (log.strip() or version_text.strip() or cmdline.strip()):
             raise BadInput(
@@ -109,6 +115,7 @@ def fields_from_json(body: bytes) -> dict[str, str]:
 
 
 def size_message(size: int | None, limit: int) -> str:
+    """The message for a request larger than `limit` bytes (`size` when known)."""
     got = f"{size / 1e6:.1f} MB" if size is not None else "more than that"
     return (
         f"request too large: {got}, the desk accepts up to {limit / 1e6:.1f} MB. Paste the part of the log "

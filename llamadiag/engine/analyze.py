@@ -34,6 +34,8 @@ SEGMENT_KINDS = {"start", "preamble", "cmdline"}
 
 
 class Analyzer:
+    """The incremental engine: feeds lines, tracks runs and their facts, and reports findings."""
+
     def __init__(
         self,
         knowledge: Knowledge,
@@ -194,7 +196,7 @@ class Analyzer:
         return done
 
     # -- per-run processing ------------------------------------------------------
-    def _process(self, run: Run, line: Line, targets: list[Target]) -> list[tuple[Run, int, Match]]:
+    def _process(self, run: Run, line: Line, targets: Sequence[Target]) -> list[tuple[Run, int, Match]]:
         self.processed += 1
         run.last_line = max(run.last_line, line.end)
         run.since_start += 1
@@ -225,7 +227,8 @@ class Analyzer:
             elif kind == "version":
                 facts.observe_version(m.groupdict(), line.number, t.ref)
             elif kind == "era":
-                facts.observe_era(*t.ref, line.number)
+                name, lo, hi = t.ref
+                facts.observe_era(name, lo, hi, line.number)
             elif kind == "startup":
                 run.startup_seen = True
             elif kind == "exclude":
@@ -257,6 +260,7 @@ class Analyzer:
         return done
 
     def matcher(self, run: Run, rule_i: int, sig_i: int) -> SignatureMatcher:
+        """The matcher of one signature of one rule in a run, created on first use."""
         matcher = run.matchers.get((rule_i, sig_i))
         if matcher is None:
             sig = self.k.rules[rule_i].rule.signatures[sig_i]
@@ -283,6 +287,7 @@ class Analyzer:
 
     # -- evaluation ---------------------------------------------------------------
     def run_facts(self, run: Run) -> dict[str, FactValue]:
+        """A run's facts, with the command line (the run's own, or ours filling its gaps) and version."""
         if run.cmdline is None and run.instance in self.child_argv:
             run.cmdline = self.flag_table.parse(" ".join(_quote(a) for a in self.child_argv[run.instance]))
         flags = run.cmdline if run.cmdline else self.cli_flags
@@ -298,6 +303,7 @@ class Analyzer:
         return run.facts.finalize(self.k.versions, run.startup_seen, flags, self.version_text, self.build)
 
     def assess_run(self, run: Run, rule_indices: Iterable[int] | None = None) -> tuple[list[Finding], list[RuledOut]]:
+        """Evaluate a run's rules (those hit, or `rule_indices`): findings and the rules ruled out."""
         facts = self.run_facts(run)
         findings: list[Finding] = []
         ruled_out: list[RuledOut] = []
@@ -312,7 +318,10 @@ class Analyzer:
                 run.excluded.get(rule_i),
                 None if run.has_start else self.k.runs.snippet_question,
             )
-            (findings if isinstance(result, Finding) else ruled_out).append(result)
+            if isinstance(result, Finding):
+                findings.append(result)
+            else:
+                ruled_out.append(result)
         return apply_supersedes(findings, self.k), ruled_out
 
     def run_out(self, run: Run) -> RunOut:
@@ -330,6 +339,7 @@ class Analyzer:
         )
 
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
+        """Flush held input and evaluate every rule on every run: the complete report."""
         self.flush()
         runs_out: list[RunOut] = []
         findings: list[Finding] = []

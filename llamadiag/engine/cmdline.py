@@ -19,6 +19,8 @@ ENV_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
 
 @dataclass
 class ParsedFlags:
+    """A parsed llama-server command line: flag values, the spellings used, old and unknown flags."""
+
     values: dict[str, str | bool] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # canonical -> spelling used
     old_spellings: list[tuple[str, str, str | None]] = field(default_factory=list)  # (used, canonical, note)
@@ -30,6 +32,8 @@ class ParsedFlags:
 
 
 class FlagTable:
+    """The flag specification indexed by alias, old spelling and environment variable; parses command lines."""
+
     def __init__(self, spec: Flags) -> None:
         self.spec = spec
         self.by_alias: dict[str, Flag] = {}
@@ -44,10 +48,12 @@ class FlagTable:
                 self.by_env[env] = flag
 
     def canonical(self, name: str) -> str | None:
+        """The canonical name of a flag spelling (current or old), or None when unknown."""
         flag = self.by_alias.get(name) or self.by_old.get(name)
         return flag.name if flag else None
 
     def parse(self, text: str) -> ParsedFlags:
+        """Parse a command line (with environment variables and docker arguments) into flag values."""
         out = ParsedFlags(text=text.strip())
         tokens = _tokens(text)
         start = self._program_index(tokens)

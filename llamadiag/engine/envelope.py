@@ -47,6 +47,8 @@ class Line:
 
 
 class EnvelopeParser:
+    """Peels wrappers (journald, docker ...) off physical lines and parses llama's own prefix."""
+
     def __init__(self, spec: Envelope) -> None:
         self.wrappers = [(w, compile_pattern(w.regex)) for w in spec.wrappers]
         self.drop = [compile_pattern(d) for d in spec.drop]
@@ -120,6 +122,7 @@ class EnvelopeParser:
         return line, False
 
     def parse_llama(self, line: Line) -> None:
+        """Read llama's own prefix (level, time), tag column and slot fields into the line; drop the prefix."""
         text = line.text
         for prefix in self.prefixes:
             m = prefix.match(text)

@@ -20,12 +20,15 @@ MAX_LIST_VALUES = 32  # a list fact (backends, devices) stays small on an endles
 
 @dataclass
 class FactValue:
+    """A fact's value, the log line it came from (None when not from a line) and its source."""
+
     value: Any
     line: int | None
     source: str  # log | version-output | version-text | cmdline | absent | era | build-option
 
 
 def convert(kind: str, raw: Any) -> Any:
+    """A raw captured value converted to a fact type; None when a number does not parse."""
     if raw is None or (kind in ("list", "str") and not isinstance(raw, str)):
         return raw
     text = str(raw).strip()
@@ -73,6 +76,7 @@ def parse_version(text: str, versions: Versions) -> dict[str, Any]:
 
 
 def usable_build(fields: dict[str, Any], versions: Versions) -> tuple[bool, str | None]:
+    """Whether the version fields name a usable build, and the reason when they do not."""
     if "build" not in fields:
         return False, None
     probe = f"build={fields.get('build')} commit={fields.get('commit', '?')}"
@@ -111,6 +115,7 @@ class FactState:
         self.wrappers: set[str] = set()
 
     def observe_fact(self, name: str, pattern_value: Any, groups: dict[str, Any], line: int) -> None:
+        """Record a fact from a matched line (a count adds one, a list collects values)."""
         fact = self.defs[name]
         raw = pattern_value if pattern_value is not None else groups.get("value")
         value = convert(fact.type, raw) if fact.type not in ("list", "count") else raw
@@ -133,9 +138,11 @@ class FactState:
         self.values.setdefault(name, FactValue(value, line, "log"))
 
     def block_absent(self, name: str) -> None:
+        """Keep a fact from taking its `absent` value in this run."""
         self.blocked_absent.add(name)
 
     def observe_version(self, groups: dict[str, Any], line: int, source: str) -> None:
+        """Record version fields from a version line; the first line with a build wins."""
         if "build" in groups and "build" in self.version:
             return  # the first version line of a run wins
         for key, value in groups.items():
@@ -145,6 +152,7 @@ class FactState:
             self.version_line, self.version_source = line, source
 
     def observe_era(self, name: str, lo: int | None, hi: int | None, line: int) -> None:
+        """Narrow the run's build range with an era fingerprint seen at `line`."""
         if len(self.era_evidence) < 8 and all(n != name for n, _ in self.era_evidence):
             self.era_evidence.append((name, line))
         if lo is not None:
@@ -212,9 +220,9 @@ class FactState:
             if self.era_min is not None and self.era_max is not None and self.era_min > self.era_max:
                 out["era"] = FactValue(f"contradictory fingerprints ({names}): a fork or a mixed log", None, "era")
             else:
-                lo = f"b{self.era_min}" if self.era_min is not None else "?"
-                hi = f"b{self.era_max}" if self.era_max is not None else "now"
-                out["era"] = FactValue(f"{lo} .. {hi} (from {names})", self.era_evidence[0][1], "era")
+                lo_text = f"b{self.era_min}" if self.era_min is not None else "?"
+                hi_text = f"b{self.era_max}" if self.era_max is not None else "now"
+                out["era"] = FactValue(f"{lo_text} .. {hi_text} (from {names})", self.era_evidence[0][1], "era")
         lo, hi = self.build_range(out)
         if lo is not None:
             out["build_min"] = FactValue(lo, None, "era" if "build" not in out else out["build"].source)

@@ -20,11 +20,15 @@ def reference_label(kind: str, ident: str, repo: str, title: str | None) -> str:
 
 
 class Evidence(BaseModel):
+    """One log line quoted as evidence."""
+
     line: int
     text: str
 
 
 class FactUse(BaseModel):
+    """A fact's value as used by a finding, with its line and source."""
+
     value: Any
     line: int | None = None
     source: str
@@ -36,6 +40,8 @@ class FactUse(BaseModel):
 
 
 class ReferenceOut(BaseModel):
+    """A reference (issue, PR, commit ...) of a finding, with its URL."""
+
     kind: str
     id: str
     repo: str = "ggml-org/llama.cpp"
@@ -48,21 +54,28 @@ class ReferenceOut(BaseModel):
 
     @property
     def label(self) -> str:
+        """A short label: `#30204`, `PR #30257`, `commit a748c27057`, or a doc's title."""
         return reference_label(self.kind, self.id, self.repo, self.title)
 
 
 class StepOut(BaseModel):
+    """A remediation step, with its command when it has one."""
+
     text: str
     command: str | None = None
 
 
 class WorkaroundOut(BaseModel):
+    """A workaround, its caveat, and its command when it has one."""
+
     text: str
     caveat: str
     command: str | None = None
 
 
 class ConditionOut(BaseModel):
+    """One condition of a rule and whether the run's facts make it true, false or unknown."""
+
     fact: str
     expected: str
     value: Any = None
@@ -70,6 +83,8 @@ class ConditionOut(BaseModel):
 
 
 class Finding(BaseModel):
+    """A rule that fits a run: the diagnosis, its evidence, confidence and what to do."""
+
     rule_id: str
     title: str
     category: str
@@ -98,6 +113,8 @@ class Finding(BaseModel):
 
 
 class RuledOut(BaseModel):
+    """A rule whose signature matched but that the run's facts or lines ruled out."""
+
     rule_id: str
     run: int
     reason: str
@@ -105,6 +122,8 @@ class RuledOut(BaseModel):
 
 
 class RunOut(BaseModel):
+    """One server run in the report: its lines, facts, their sources and request statistics."""
+
     index: int
     instance: str | None = None
     first_line: int
@@ -116,6 +135,8 @@ class RunOut(BaseModel):
 
 
 class Report(BaseModel):
+    """The diagnosis of a whole input: its runs, findings, ruled-out rules and notes."""
+
     version: str
     rules_version: str
     input: dict[str, Any]

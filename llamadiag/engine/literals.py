@@ -42,6 +42,7 @@ class Target:
 
 
 def literals_for(source: str, explicit: str | None) -> list[str]:
+    """The literals a pattern requires: `explicit` when given, else those found in it."""
     if explicit:
         return [explicit]
     found = required_literals(source)
@@ -74,6 +75,8 @@ def trie_regex(literals: list[str]) -> str:
 
 
 class LiteralIndex:
+    """Targets by the literal that lines must hold for their pattern to be tried."""
+
     def __init__(self) -> None:
         self.by_literal: dict[str, list[Target]] = {}
         self._block_re: re.Pattern[str] | None = None
@@ -81,12 +84,14 @@ class LiteralIndex:
         self.serials = 0
 
     def add(self, kind: str, ref: Any, source: str, literal: str | None = None) -> None:
+        """Index a pattern under each literal it requires."""
         self.serials += 1
         for lit in literals_for(source, literal):
             self.by_literal.setdefault(lit, []).append(Target(kind, ref, source, lit, self.serials))
         self._block_re = None
 
     def literals(self) -> list[str]:
+        """Every indexed literal, longest first."""
         return sorted(self.by_literal, key=len, reverse=True)
 
     def _compile(self) -> None:

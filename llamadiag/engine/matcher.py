@@ -21,6 +21,8 @@ MAX_PARTIALS = 32
 
 @dataclass
 class Match:
+    """A completed signature match: its lines and the values they captured."""
+
     sig_index: int
     signature: Signature
     lines: list[Line]
@@ -28,10 +30,12 @@ class Match:
 
     @property
     def first(self) -> int:
+        """The number of the match's first line."""
         return self.lines[0].number
 
     @property
     def last(self) -> int:
+        """The number of the match's last physical line."""
         return self.lines[-1].end
 
 
@@ -52,6 +56,8 @@ def _captures(m: regex.Match[str], line: Line) -> dict[str, Any]:
 
 
 class SignatureMatcher:
+    """Matches one signature's entries in order across lines, within its line window."""
+
     def __init__(self, sig_index: int, signature: Signature, patterns: list[regex.Pattern[str]]) -> None:
         self.sig_index = sig_index
         self.signature = signature
@@ -80,6 +86,7 @@ class SignatureMatcher:
         return advanced
 
     def observe(self, line: Line, hits: set[int]) -> list[Match]:
+        """Advance partial matches with a line (whose entries are `hits`); return the completed matches."""
         window = self.signature.within
         self.partials = [p for p in self.partials if line.end - p.start <= window]
         done: list[Match] = []

@@ -13,15 +13,18 @@ if TYPE_CHECKING:
 
 
 def finding_key(f: Finding) -> tuple:
+    """The sort key of a finding: confidence, severity, known conditions, then position."""
     known = sum(1 for c in f.conditions if c.status == "true")
     return (-Confidence(f.confidence).rank, -Severity(f.severity).rank, -known, f.run, f.first_line)
 
 
 def rank_findings(findings: list[Finding]) -> list[Finding]:
+    """Findings in display order, most certain and most severe first."""
     return sorted(findings, key=finding_key)
 
 
 def apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:
+    """Findings without those that another finding supersedes."""
     by_id = {f.rule_id: f for f in findings}
     hidden: set[str] = set()
     for f in findings:

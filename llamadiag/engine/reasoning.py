@@ -96,6 +96,7 @@ def assess(
     excluded_by: tuple[int, str] | None,
     snippet_question: str | None = None,
 ) -> Finding | RuledOut:
+    """Judge a rule's hits in a run against the facts: a finding, or the reason it is ruled out."""
     match = hits.best
     used: dict[str, FactValue] = {}
     cond_out: list[ConditionOut] = []
@@ -208,6 +209,7 @@ def assess(
 
 
 def reference_out(r: Reference) -> ReferenceOut:
+    """A rule reference as output, with its URL."""
     return ReferenceOut(**r.model_dump(), url=r.url)
 
 
@@ -223,6 +225,7 @@ def steps_out(rule: Rule, scope: dict[str, Any]) -> list[StepOut]:
 
 
 def workarounds_out(rule: Rule) -> list[WorkaroundOut]:
+    """The rule's workarounds as output."""
     return [WorkaroundOut(text=w.text.strip(), caveat=w.caveat.strip(), command=w.command) for w in rule.workarounds]
 
 

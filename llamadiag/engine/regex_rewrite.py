@@ -81,10 +81,12 @@ def _rewrite(source: str, loosen: bool, bound: bool) -> str:
 
 
 def loosened(source: str) -> str:
+    """The pattern without anchors and lookarounds, for a search over a stretch of lines."""
     return _rewrite(source, loosen=True, bound=False)
 
 
 def line_bounded(source: str) -> str:
+    """The pattern kept to one line and extended to its end: `findall` gives one match per line."""
     return _rewrite(source, loosen=False, bound=True) + r"[^\n]*"
 
 

@@ -23,6 +23,8 @@ PACKED = ("facts", "hits", "excluded", "stats", "cmdline")
 
 
 class RunPacker:
+    """Packs an ended run's state into compressed bytes, and back; knowledge objects go by reference."""
+
     def __init__(self, knowledge: Knowledge, shared: list[Any]) -> None:
         # objects of the knowledge a run refers to, by a stable key
         self.objects: dict[Any, Any] = {}
@@ -34,22 +36,24 @@ class RunPacker:
         self.keys = {id(obj): key for key, obj in self.objects.items()}
 
     def pack(self, run: Run) -> None:
+        """Replace the run's state by its compressed pickle (nothing to do when already packed)."""
         if run.packed is not None:
             return
         state = {name: getattr(run, name) for name in PACKED}
         buffer = io.BytesIO()
         pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-        pickler.persistent_id = lambda obj: self.keys.get(id(obj))  # type: ignore[method-assign]
+        pickler.persistent_id = lambda obj: self.keys.get(id(obj))  # type: ignore[method-assign]  # pickle's hook
         pickler.dump(state)
         run.packed = zlib.compress(buffer.getvalue(), 1)
         for name in PACKED:
             setattr(run, name, None)
 
     def unpack(self, run: Run) -> None:
+        """Restore the run's state from its compressed pickle (nothing to do when not packed)."""
         if run.packed is None:
             return
         unpickler = pickle.Unpickler(io.BytesIO(zlib.decompress(run.packed)))
-        unpickler.persistent_load = self.objects.__getitem__  # type: ignore[method-assign]
+        unpickler.persistent_load = self.objects.__getitem__  # type: ignore[method-assign]  # pickle's hook
         for name, value in unpickler.load().items():
             setattr(run, name, value)
         run.packed = None

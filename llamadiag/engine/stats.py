@@ -21,6 +21,8 @@ RESERVOIR = 2048
 
 @dataclass
 class Series:
+    """Count, sum and a bounded reservoir sample of one per-request value."""
+
     count: int = 0
     total: float = 0.0
     sample: list[float] = field(default_factory=list)
@@ -33,9 +35,11 @@ class Series:
     _frozen: dict[str, Any] | None = field(default=None, repr=False)
 
     def add(self, value: float) -> None:
+        """Add one value."""
         self.add_many([value])
 
     def add_many(self, values: list[float]) -> None:
+        """Add values in order (one by one or a batch, the same sample either way)."""
         start = self.count
         self.count += len(values)
         self.total = reduce(add, values, self.total)  # in order, as repeated `+=` would
@@ -63,6 +67,7 @@ class Series:
         self.sample, self._rng = [], None
 
     def summary(self) -> dict[str, Any]:
+        """Count, median, p10, p90 and mean of the values ({"count": 0} when none)."""
         if self._frozen is not None:
             return self._frozen
         if not self.count:
@@ -90,6 +95,8 @@ USED_GROUPS = {
 
 @dataclass
 class RunStats:
+    """A run's request statistics: throughput, draft acceptance, HTTP statuses and errors."""
+
     prompt_tps: Series = field(default_factory=Series)
     generation_tps: Series = field(default_factory=Series)
     draft_accepted: int = 0
@@ -100,6 +107,7 @@ class RunStats:
     error_messages: dict[str, int] = field(default_factory=dict)
 
     def observe(self, name: str, groups: dict[str, str]) -> None:
+        """Record one statistic line by its kind and captured groups."""
         if name == "prompt":
             self.prompt_tps.add(float(groups["tps"]))
         elif name == "generation":
@@ -138,10 +146,12 @@ class RunStats:
                 self.observe(name, {k: v.decode() for k, v in zip(columns, row, strict=True)})
 
     def freeze(self) -> None:
+        """Keep the summaries, drop the samples: the run is over."""
         self.prompt_tps.freeze()
         self.generation_tps.freeze()
 
     def summary(self) -> dict[str, Any]:
+        """The run's statistics as shown in the report."""
         out: dict[str, Any] = {
             "prompt_tps": self.prompt_tps.summary(),
             "generation_tps": self.generation_tps.summary(),

@@ -11,12 +11,12 @@ import ast
 import math
 import operator
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.-]*)\}")
 
-_BINARY = {
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -44,7 +44,7 @@ def _pow2ceil(x: float) -> int:
     return 1 << max(0, math.ceil(math.log2(max(1.0, x))))
 
 
-FUNCTIONS = {
+FUNCTIONS: dict[str, Callable[..., Any]] = {
     "min": min,
     "max": max,
     "ceil": math.ceil,
@@ -56,10 +56,13 @@ FUNCTIONS = {
 
 
 class TemplateError(ValueError):
+    """A derive expression that is not allowed or not valid."""
+
     pass
 
 
 def names_in_expression(expr: str) -> set[str]:
+    """The value names a derive expression uses (function names excluded)."""
     tree = ast.parse(expr, mode="eval")
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id not in FUNCTIONS}
 
@@ -109,6 +112,7 @@ def evaluate(expr: str, values: Mapping[str, Any]) -> Any:
 
 
 def derive_all(derive: Mapping[str, str], values: Mapping[str, Any]) -> dict[str, Any]:
+    """Evaluate the derive entries in order; those that cannot be evaluated are left out."""
     out: dict[str, Any] = {}
     scope = dict(values)
     for name, expr in derive.items():  # in order, so later entries may use earlier ones
@@ -141,6 +145,7 @@ def render(template: str, values: Mapping[str, Any]) -> tuple[str, set[str]]:
 
 
 def render_with_fallback(text: str, fallback: str | None, values: Mapping[str, Any]) -> str:
+    """The text with values filled in, or the fallback when the text uses an unknown name."""
     rendered, missing = render(text, values)
     if missing and fallback:
         rendered, _ = render(fallback, values)

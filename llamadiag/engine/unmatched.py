@@ -37,6 +37,8 @@ MAX_TEMPLATES = 2000  # bounded memory on a huge log: later new templates are on
 
 
 class LineTemplate(BaseModel):
+    """A group of similar warning or error lines no rule explains."""
+
     template: str
     level: str = Field(description="E or W (given by the log, or guessed from its words).")
     count: int = 1
@@ -57,12 +59,14 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
 
 
 def mask(text: str) -> str:
+    """The text with variable parts (numbers, paths ...) replaced by tokens."""
     for pattern, token in _spec()[2]:
         text = pattern.sub(token, text)
     return text.strip()
 
 
 def level_of(level: str | None, text: str) -> str | None:
+    """E or W for a line worth grouping (by the log's level, else by its words), None otherwise."""
     error_like, warning_like, _, benign = _spec()
     if benign.search(text):
         return None  # a banner every healthy server prints
@@ -137,6 +141,7 @@ class UnmatchedCollector:
         self.rule_ids = rule_ids
 
     def observe(self, line: Line, targets: list[Target]) -> None:
+        """Group a warning or error entry, noting the rules whose literals it holds."""
         lvl = level_of(line.level, line.text)
         if lvl is None:
             return

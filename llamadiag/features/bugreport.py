@@ -32,6 +32,8 @@ MAX_LOG_LINES = 40
 
 
 class BugReport(BaseModel):
+    """A draft upstream bug report in the fields of llama.cpp's issue template."""
+
     title: str
     name_and_version: str
     operating_systems: str
@@ -173,6 +175,7 @@ def _problem(f: dict[str, Any], templates: list[LineTemplate], questions: list[s
 
 
 def draft_report(report: Report, templates: list[LineTemplate], redactor: Redactor | None = None) -> BugReport:
+    """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates."""
     r = redactor or Redactor()
     run = _pick_run(report, templates)
     f: dict[str, Any] = dict(run.facts) if run else {}

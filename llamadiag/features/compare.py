@@ -18,6 +18,8 @@ from llamadiag.source.reader import read_blocks
 
 @dataclass
 class CheckResult:
+    """One verification check of a fix, and whether the after-log passes it."""
+
     text: str
     status: str  # pass | fail | unknown
     detail: str = ""
@@ -25,6 +27,8 @@ class CheckResult:
 
 @dataclass
 class FindingVerdict:
+    """Whether a finding of the before-log is gone from the after-log, with the checks of its fix."""
+
     rule_id: str
     title: str
     gone: bool
@@ -32,6 +36,7 @@ class FindingVerdict:
 
     @property
     def fixed(self) -> bool:
+        """Gone, and no check failed."""
         return self.gone and all(c.status != "fail" for c in self.checks)
 
 
@@ -53,7 +58,8 @@ def _line_present(path: str, regex: str) -> bool:
 
 
 def compare(k: Knowledge, before: Report, after: Report, after_path: str) -> list[FindingVerdict]:
-    verdicts = []
+    """A verdict for each finding of the before-log, judged on the after-log."""
+    verdicts: list[FindingVerdict] = []
     after_ids = {f.rule_id for f in after.findings}
     for f in before.findings:
         if any(v.rule_id == f.rule_id for v in verdicts):

@@ -17,7 +17,8 @@ Redaction is best-effort (regular expressions); the closing line says so.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 import regex
@@ -45,6 +46,7 @@ class RedactionSummary(BaseModel):
     distinct: dict[str, int] = Field(default_factory=dict)
 
     def line(self) -> str:
+        """The closing line of a shareable output: what was redacted, or that nothing was."""
         if not self.enabled:
             return "Not redacted (--no-redact): this output may hold keys, prompts, addresses and user names."
         if not self.counts:
@@ -121,6 +123,8 @@ def _replace_group(pattern: regex.Pattern[str], group: str, text: str, fn: Calla
 
 
 class Redactor:
+    """Replaces keys, prompts, paths, user names and addresses with stand-ins."""
+
     def __init__(self, spec: RedactionSpec | None = None, enabled: bool = True) -> None:
         self.spec = spec or builtin_format(RedactionSpec)
         self.enabled = enabled
@@ -133,6 +137,7 @@ class Redactor:
 
     # -- public API -------------------------------------------------------------------
     def text(self, s: str) -> str:
+        """The string with content (prompts), secrets, paths and pseudonymised names replaced."""
         if not self.enabled or not s:
             return s
         s = self._content(s)
@@ -141,6 +146,7 @@ class Redactor:
         return self._pseudonyms(s)
 
     def value(self, obj: Any) -> Any:
+        """A copy of a JSON-like value with every string redacted (keys decide for some values)."""
         if not self.enabled:
             return obj
         if isinstance(obj, str):
@@ -153,7 +159,7 @@ class Redactor:
 
     def value_in_place(self, obj: dict[str, Any] | list[Any]) -> None:
         """As `value`, changing the containers of a dumped report instead of copying them."""
-        items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+        items: Iterable[tuple[Any, Any]] = obj.items() if isinstance(obj, dict) else enumerate(obj)
         for key, item in list(items):
             if isinstance(item, dict | list):
                 self.value_in_place(item)
@@ -169,6 +175,7 @@ class Redactor:
         return self.value(value)
 
     def model(self, m: M) -> M:
+        """A copy of a pydantic model with every string redacted."""
         if not self.enabled:
             return m
         return type(m).model_validate(self.value(m.model_dump()))
@@ -191,12 +198,14 @@ class Redactor:
                 self.learn(v)
 
     def add_secret(self, value: str) -> None:
+        """Remember a secret value, so it is masked wherever it occurs."""
         value = value.strip("\"'")
         if value and value not in self.known:
             self.known.add(value)
             self._known_re = None
 
     def summary(self) -> RedactionSummary:
+        """What was replaced so far, by category."""
         distinct: dict[str, int] = {}
         for kind, _ in self.tokens:
             label = LABELS[kind]
@@ -273,7 +282,7 @@ class Redactor:
 
     def _pseudonyms(self, s: str) -> str:
         for kind, pattern in self.c.pseudonyms:
-            s = _replace_group(pattern, "value", s, lambda v, kind=kind: self._stand_in(kind, v))
+            s = _replace_group(pattern, "value", s, partial(self._stand_in, kind))
         return s
 
     def _kept(self, value: str) -> bool:

@@ -11,6 +11,8 @@ from llamadiag.knowledge.rulemodel import Strict
 
 
 class PatternSpec(Strict):
+    """A pattern with its optional required literal and the value it sets."""
+
     regex: str
     literal: str | None = None
     value: Any = None
@@ -34,6 +36,8 @@ class Wrapper(Strict):
 
 
 class Envelope(Strict):
+    """rules/formats/envelope.yaml: wrappers, dropped lines, llama's prefix and continuation lines."""
+
     wrappers: list[Wrapper]
     drop: list[str] = Field(default_factory=list, description="Lines that carry nothing (fences, shell decoration).")
     llama_prefix: list[str] = Field(description="llama's own prefix forms; groups time, level.")
@@ -46,6 +50,8 @@ class Envelope(Strict):
 
 
 class VersionShape(Strict):
+    """A version line's shape and where such lines come from."""
+
     name: str
     regex: str
     literal: str | None = None
@@ -53,17 +59,23 @@ class VersionShape(Strict):
 
 
 class Unusable(Strict):
+    """A version pattern that marks a build as unusable, and why."""
+
     regex: str
     reason: str
 
 
 class Versions(Strict):
+    """rules/formats/versions.yaml: version line shapes, the build question and unusable builds."""
+
     shapes: list[VersionShape]
     question: str = Field(description="Asked when a rule's fix window needs the build; {fixed} is the fix build.")
     unusable: list[Unusable] = Field(default_factory=list)
 
 
 class EraFingerprint(Strict):
+    """A line that only builds in a range print."""
+
     name: str
     regex: str
     literal: str | None = None
@@ -72,6 +84,8 @@ class EraFingerprint(Strict):
 
 
 class Eras(Strict):
+    """rules/formats/eras.yaml: fingerprints that bound the build."""
+
     fingerprints: list[EraFingerprint]
 
 
@@ -84,6 +98,8 @@ class ChildArgv(Strict):
 
 
 class Runs(Strict):
+    """rules/formats/runs.yaml: entries that start a run, precede a start, or complete startup."""
+
     start: list[PatternSpec] = Field(description="An entry that opens a new server run.")
     preamble: list[PatternSpec] = Field(
         default_factory=list, description="Entries just before a start that belong to the new run."
@@ -103,12 +119,16 @@ class Runs(Strict):
 
 
 class StatLine(Strict):
+    """A per-request statistic line and its pattern."""
+
     name: Literal["prompt", "generation", "draft", "http", "error", "restart"]
     regex: str
     literal: str | None = None
 
 
 class Stats(Strict):
+    """rules/formats/stats.yaml: statistic lines and the routine lines of a healthy server."""
+
     lines: list[StatLine]
     routine: list[str] = Field(
         default_factory=list,
@@ -118,6 +138,8 @@ class Stats(Strict):
 
 
 class Fact(Strict):
+    """A fact: its type, how the log or a flag sets it, and its value when absent."""
+
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     type: Literal["str", "int", "float", "bool", "list", "count"]
     describe: str
@@ -135,10 +157,14 @@ class Fact(Strict):
 
 
 class Facts(Strict):
+    """A file of fact definitions under rules/facts/."""
+
     facts: list[Fact]
 
 
 class Flag(Strict):
+    """A llama-server command-line flag: its aliases, environment variables and value."""
+
     name: str = Field(description="Canonical name: the long option without dashes.")
     aliases: list[str] = Field(min_length=1)
     env: list[str] = Field(default_factory=list)
@@ -149,6 +175,8 @@ class Flag(Strict):
 
 
 class Flags(Strict):
+    """rules/flags/llama-server.yaml: program names, container images and flags."""
+
     program: list[str] = Field(description="Program names that start a llama-server command line.")
     images: list[str] = Field(
         default_factory=list, description="Container image names whose arguments go to the server."
@@ -159,23 +187,31 @@ class Flags(Strict):
 # -- formats read by the features (redaction, unmatched-line templates, lookup words, bug reports)
 
 class SecretPattern(Strict):
+    """A pattern of a secret to mask, and its category."""
+
     name: str
     category: str
     regex: str
 
 
 class ContentSpec(Strict):
+    """Keys and shapes of prompt and response content to mask."""
+
     keys: list[str]
     base64: str
     lines: list[str] = Field(default_factory=list)
 
 
 class PseudonymPattern(Strict):
+    """A pattern of an address or name to replace with a stable pseudonym."""
+
     kind: Literal["ip", "host", "pod"]
     regex: str
 
 
 class RedactionSpec(Strict):
+    """rules/formats/redaction.yaml: what redaction replaces and what it keeps."""
+
     secrets: list[SecretPattern]
     keep_secret: list[str] = Field(default_factory=list)
     secret_keys: list[str] = Field(default_factory=list)
@@ -188,11 +224,15 @@ class RedactionSpec(Strict):
 
 
 class Mask(Strict):
+    """A pattern replaced by a token when lines are grouped into templates."""
+
     token: str
     regex: str
 
 
 class TemplatingSpec(Strict):
+    """rules/formats/templating.yaml: error and warning words and the masks of variable parts."""
+
     error_like: str
     warning_like: str
     benign: str | None = None

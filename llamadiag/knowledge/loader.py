@@ -30,6 +30,7 @@ def builtin_rules_dir() -> Path:
 
 
 def user_rules_dirs() -> list[Path]:
+    """User rule folders: those in $LLAMADIAG_RULES_PATH, then $XDG_CONFIG_HOME/llamadiag/rules if it exists."""
     base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
     extra = [Path(p) for p in os.environ.get("LLAMADIAG_RULES_PATH", "").split(os.pathsep) if p]
     default = base / "llamadiag" / "rules"
@@ -38,6 +39,8 @@ def user_rules_dirs() -> list[Path]:
 
 @dataclass
 class LoadedRule:
+    """A rule, the file it came from, its YAML line positions, and whether it ships with llamadiag."""
+
     rule: Rule
     path: Path
     positions: dict[tuple, int]
@@ -46,6 +49,8 @@ class LoadedRule:
 
 @dataclass
 class Knowledge:
+    """Everything loaded from rules/: the formats, facts, flags and rules, and their digest."""
+
     envelope: fm.Envelope
     versions: fm.Versions
     eras: fm.Eras
@@ -58,10 +63,11 @@ class Knowledge:
     digest: str = ""
 
     def rule(self, rule_id: str) -> LoadedRule | None:
+        """The loaded rule with this id, or None."""
         return next((r for r in self.rules if r.rule.id == rule_id), None)
 
 
-def _load_model(model: type, path: Path):  # type: ignore[no-untyped-def]
+def _load_model(model: type, path: Path):
     data, positions = load_yaml(path)
     return validate(model, data, path, positions)
 
@@ -71,6 +77,7 @@ def _rule_files(root: Path) -> list[Path]:
 
 
 def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
+    """Load and validate one rule file; its id must match its file name and folder its category."""
     data, positions = load_yaml(path)
     rule = validate(Rule, data, path, positions)
     if path.stem != rule.id:
@@ -97,6 +104,7 @@ def source_files(extra_dirs: list[Path] | None = None, builtin: bool = True) -> 
 
 
 def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
+    """The formats, facts and flags of rules/, the builtin rules unless `builtin` is False, and `extra_dirs`."""
     root = builtin_rules_dir()
     errors: list[RuleFileError] = []
     digest = hashlib.sha256()

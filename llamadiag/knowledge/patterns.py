@@ -8,16 +8,20 @@ adversarial lines. Each pattern also yields a required literal for the one-pass 
 from __future__ import annotations
 
 import re
-import re._constants as sre_c  # type: ignore[import-not-found]
-import re._parser as sre_parse  # type: ignore[import-not-found]
+import re._constants as sre_c  # type: ignore[import-not-found]  # private stdlib module, not in typeshed
+import re._parser as sre_parse  # type: ignore[import-not-found]  # private stdlib module, not in typeshed
 import time
 from functools import lru_cache
+from typing import Any
 
 import regex
 
 TIME_BUDGET_S = 0.05  # per adversarial line of ADVERSARIAL_LEN chars
 ADVERSARIAL_LEN = 20_000
 MIN_LITERAL = 4
+
+# an sre parse-tree argument: an int, a tuple or a SubPattern depending on the opcode
+_Arg = Any
 
 
 class PatternError(ValueError):
@@ -26,15 +30,16 @@ class PatternError(ValueError):
 
 @lru_cache(maxsize=4096)
 def compile_pattern(source: str) -> regex.Pattern[str]:
+    """Compile a pattern with `regex` (cached); PatternError when it is not valid."""
     try:
         return regex.compile(source)
     except regex.error as exc:
         raise PatternError(f"invalid regex {source!r}: {exc}") from exc
 
 
-def _unbounded(op: object, av: object) -> bool:
+def _unbounded(op: object, av: _Arg) -> bool:
     return op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT) and (
-        av[1] == sre_c.MAXREPEAT  # type: ignore[index]
+        av[1] == sre_c.MAXREPEAT
     )
 
 
@@ -48,17 +53,17 @@ def _contains_unbounded(items: list) -> bool:
     return False
 
 
-def _children(op: object, av: object) -> list[list]:
+def _children(op: object, av: _Arg) -> list[list]:
     if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT):
-        return [list(av[2])]  # type: ignore[index]
+        return [list(av[2])]
     if op is sre_c.SUBPATTERN:
-        return [list(av[3])]  # type: ignore[index]
+        return [list(av[3])]
     if op is sre_c.BRANCH:
-        return [list(b) for b in av[1]]  # type: ignore[index]
+        return [list(b) for b in av[1]]
     if op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
-        return [list(av[1])]  # type: ignore[index]
+        return [list(av[1])]
     if op is sre_c.ATOMIC_GROUP:
-        return [list(av)]  # type: ignore[arg-type]
+        return [list(av)]
     return []
 
 
@@ -126,11 +131,11 @@ def _literal_runs(items: list) -> list[list[str]]:
 
     for op, av in items:
         if op is sre_c.LITERAL:
-            current.append(chr(av))  # type: ignore[arg-type]
+            current.append(chr(av))
             continue
-        if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0:  # type: ignore[index]
-            inner = _literal_runs(list(av[3]))  # type: ignore[index]
-            if len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] == _whole(list(av[3])):  # type: ignore[index]
+        if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0:
+            inner = _literal_runs(list(av[3]))
+            if len(inner) == 1 and len(inner[0]) == 1 and inner[0][0] == _whole(list(av[3])):
                 current.append(inner[0][0])
                 continue
             flush()
@@ -139,15 +144,15 @@ def _literal_runs(items: list) -> list[list[str]]:
             elif alternatives_out is None and not runs:
                 alternatives_out = inner
             continue
-        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:  # type: ignore[index]
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:
             flush()
-            inner = _literal_runs(list(av[2]))  # type: ignore[index]
+            inner = _literal_runs(list(av[2]))
             if len(inner) == 1:
                 runs.extend(inner[0])
             continue
         if op is sre_c.BRANCH:
             flush()
-            branches = [_literal_runs(list(b)) for b in av[1]]  # type: ignore[index]
+            branches = [_literal_runs(list(b)) for b in av[1]]
             if all(len(b) == 1 for b in branches) and alternatives_out is None and not runs:
                 alternatives_out = [b[0] for b in branches]
             continue
@@ -165,14 +170,14 @@ def _score(found: list[str]) -> tuple[int, int]:
     return (min(map(len, found)), -len(found)) if found else (0, 0)
 
 
-def _branch_heads(op: object, av: object) -> list[tuple[str, bool]] | None:
+def _branch_heads(op: object, av: _Arg) -> list[tuple[str, bool]] | None:
     """For an alternation: each branch's leading literal and whether that is the whole branch."""
-    if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 and len(av[3]) == 1:  # type: ignore[index]
-        op, av = av[3][0]  # type: ignore[index]
+    if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 and len(av[3]) == 1:
+        op, av = av[3][0]
     if op is not sre_c.BRANCH:
         return None
     heads = []
-    for branch in av[1]:  # type: ignore[index]
+    for branch in av[1]:
         items = list(branch)
         n = 0
         while n < len(items) and items[n][0] is sre_c.LITERAL:
@@ -190,7 +195,7 @@ def _best_set(items: list) -> list[str]:
     literal runs right before and after it: `- (?:CUDA|ROCm)\\d` gives `- CUDA`,
     `- ROCm` rather than the weak `- `.
     """
-    atoms: list[tuple[str, object]] = []  # lit: str, alt: [(head, whole)], set: [str], gap
+    atoms: list[tuple[str, Any]] = []  # lit: str, alt: [(head, whole)], set: [str], gap
     current: list[str] = []
 
     def flush() -> None:
@@ -199,24 +204,24 @@ def _best_set(items: list) -> list[str]:
             current.clear()
 
     for op, av in items:
-        whole = _whole(list(av[3])) if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 else None  # type: ignore[index]
+        whole = _whole(list(av[3])) if op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0 else None
         if op is sre_c.LITERAL or whole:
-            current.append(chr(av) if op is sre_c.LITERAL else whole)  # type: ignore[arg-type]
+            current.append(chr(av) if op is sre_c.LITERAL else whole)  # type: ignore[arg-type]  # whole is set here
             continue
         if op in (sre_c.AT, sre_c.ASSERT, sre_c.ASSERT_NOT):
             continue  # zero-width: literals on both sides stay adjacent in the text
         flush()
         heads = _branch_heads(op, av)
         if heads:
-            branch = av[3][0][1] if op is sre_c.SUBPATTERN else av  # type: ignore[index]
-            per_branch = [_best_set(list(b)) for b in branch[1]]  # type: ignore[index]
+            branch = av[3][0][1] if op is sre_c.SUBPATTERN else av
+            per_branch = [_best_set(list(b)) for b in branch[1]]
             atoms.append(("alt", (heads, [x for b in per_branch for x in b] if all(per_branch) else [])))
-        elif op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0:  # type: ignore[index]
-            atoms.append(("set", _best_set(list(av[3]))))  # type: ignore[index]
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:  # type: ignore[index]
-            atoms.append(("set", _best_set(list(av[2]))))  # type: ignore[index]
+        elif op is sre_c.SUBPATTERN and av[1] == 0 and av[2] == 0:
+            atoms.append(("set", _best_set(list(av[3]))))
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT) and av[0] >= 1:
+            atoms.append(("set", _best_set(list(av[2]))))
         elif op is sre_c.BRANCH:
-            per_branch = [_best_set(list(b)) for b in av[1]]  # type: ignore[index]
+            per_branch = [_best_set(list(b)) for b in av[1]]
             atoms.append(("set", [x for b in per_branch for x in b] if all(per_branch) else []))
         else:
             atoms.append(("gap", None))
@@ -225,14 +230,14 @@ def _best_set(items: list) -> list[str]:
     for i, (kind, value) in enumerate(atoms):
         options: list[list[str]]
         if kind == "lit":
-            options = [[value]]  # type: ignore[list-item]
+            options = [[value]]
         elif kind == "alt":
-            heads, union = value  # type: ignore[misc]
+            heads, union = value
             left = atoms[i - 1][1] if i and atoms[i - 1][0] == "lit" else ""
             right = atoms[i + 1][1] if i + 1 < len(atoms) and atoms[i + 1][0] == "lit" else ""
             options = [[f"{left}{b}{right if whole else ''}" for b, whole in heads], union]
         else:
-            options = [list(value or [])]  # type: ignore[call-overload]
+            options = [list(value or [])]
         for found in options:
             if found and _score(found) > _score(best):
                 best = list(dict.fromkeys(found))

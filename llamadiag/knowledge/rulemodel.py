@@ -22,6 +22,8 @@ class Strict(BaseModel):
 
 
 class Severity(str, Enum):
+    """How serious a failure is."""
+
     info = "info"
     warning = "warning"
     error = "error"
@@ -29,10 +31,13 @@ class Severity(str, Enum):
 
     @property
     def rank(self) -> int:
+        """Its order, info lowest."""
         return ["info", "warning", "error", "critical"].index(self.value)
 
 
 class Confidence(str, Enum):
+    """How sure a finding is."""
+
     confirmed = "confirmed"
     regression = "regression"
     likely = "likely"
@@ -40,6 +45,7 @@ class Confidence(str, Enum):
 
     @property
     def rank(self) -> int:
+        """Its order, possible lowest."""
         return {"confirmed": 3, "regression": 2, "likely": 1, "possible": 0}[self.value]
 
 
@@ -118,6 +124,8 @@ class LineExclusion(Strict):
 
 
 class Versions(Strict):
+    """The builds a failure affects: introduced in, fixed in, or a note on the fix."""
+
     introduced_in: int | None = Field(None, description="First build that can show the failure.")
     fixed_in: int | None = Field(None, description="First build that contains the fix.")
     fix_note: str | None = Field(None, description="Required when fixed_in is null: what is known about the fix.")
@@ -130,6 +138,8 @@ class Versions(Strict):
 
 
 class Reference(Strict):
+    """An issue, PR, commit, discussion or doc about the failure."""
+
     kind: Literal["issue", "pr", "commit", "discussion", "doc"]
     id: str
     role: Literal["report", "fix", "related", "cause", "workaround"]
@@ -141,6 +151,7 @@ class Reference(Strict):
 
     @property
     def url(self) -> str:
+        """The reference's web address."""
         path = {"issue": "issues", "pr": "pull", "commit": "commit", "discussion": "discussions"}
         if self.kind == "doc":
             return self.id
@@ -148,12 +159,16 @@ class Reference(Strict):
 
 
 class Step(Strict):
+    """A remediation step, with an optional command and fallback text."""
+
     text: str
     command: str | None = None
     fallback: str | None = Field(None, description="Shown instead of text when a value the text uses is unknown.")
 
 
 class Workaround(Strict):
+    """A workaround until the fix, with its caveat."""
+
     text: str
     caveat: str
     command: str | None = None
@@ -169,6 +184,8 @@ class Check(Strict):
 
 
 class Verification(Strict):
+    """How to verify a fix: steps for the user and machine checks."""
+
     steps: list[str] = Field(min_length=1)
     checks: list[Check] = Field(default_factory=list)
 
@@ -185,6 +202,8 @@ class Example(Strict):
 
 
 class Rule(Strict):
+    """A rule: the failure's signatures, conditions, diagnosis, remediation and references."""
+
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     title: str
     category: str

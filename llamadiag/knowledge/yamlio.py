@@ -24,7 +24,7 @@ class RuleFileError(Exception):
         where = f"{self.path}:{line}" if line else self.path
         super().__init__(f"{where}: {message}")
 
-    def __reduce__(self):  # type: ignore[no-untyped-def]  # picklable, for the knowledge cache
+    def __reduce__(self) -> tuple[type[RuleFileError], tuple[str, int | None, str]]:  # picklable, for the cache
         return (RuleFileError, (self.path, self.line, self.message))
 
 

@@ -17,6 +17,7 @@ def _series(s: dict) -> str:
 
 
 def print_compare(console: Console, before: Report, after: Report, verdicts: list[FindingVerdict]) -> None:
+    """Print the per-run request table and the verdict on each finding of the before-log."""
     table = Table(title="Requests per run", title_justify="left")
     for col in ("log", "run", "prompt tok/s", "generation tok/s", "draft acceptance", "errors"):
         table.add_column(col)

@@ -20,6 +20,7 @@ BAND_WORDS = [(95, "named"), (85, "signature"), (70, "partial signature"), (50, 
 
 
 def band(score: float) -> str:
+    """The word for a lookup score's band."""
     return next(word for low, word in BAND_WORDS if score >= low)
 
 
@@ -34,6 +35,7 @@ def _read_as(resp: LookupResponse) -> str:
 
 
 def lookup_markdown(resp: LookupResponse, versions: str = "", redaction_note: str | None = None) -> str:
+    """A lookup response as markdown."""
     out = ["# Known issues for this query", ""]
     if resp.error:
         out.append(f"The query could not be read: {esc(resp.error)}.")
@@ -76,6 +78,7 @@ def _best_markdown(r: LookupResult) -> list[str]:
 
 
 def print_lookup(console: Console, resp: LookupResponse, full: int = 1) -> None:
+    """Print a lookup response to the terminal (`full` results in full, the rest in short)."""
     header = Text("lookup · read as: ", style="dim")
     header.append_text(safe(_read_as(resp)))
     console.print(header)

@@ -56,6 +56,7 @@ def reference_line(r: ReferenceOut) -> str:
 
 
 def steps_markdown(steps: list[StepOut], workarounds: list[WorkaroundOut], not_to_do: list[str]) -> list[str]:
+    """Markdown lines for the remediation steps, workarounds and what not to do."""
     out = ["**What to do, in order**", ""]
     for i, step in enumerate(steps, 1):
         out.append(f"{i}. {esc(step.text)}")
@@ -78,6 +79,7 @@ def _indented_block(command: str) -> str:
 
 
 def short_answer(f: Finding) -> str:
+    """The finding's one-paragraph answer: confidence, title, references and version status."""
     refs = [r for r in f.references if r.role in ("report", "fix")]
     named = ", ".join(r.label for r in refs)
     head = CONF_SENTENCE.get(f.confidence, "Your log shows a known issue")
@@ -85,6 +87,7 @@ def short_answer(f: Finding) -> str:
 
 
 def finding_markdown(f: Finding, heading: str = "##") -> str:
+    """A finding as a markdown section."""
     out = [f"{heading} {CONF_WORDS.get(f.confidence, f.confidence)}: {esc(f.title)}", ""]
     out += [short_answer(f), ""]
     out += [f"**What happened.** {esc(f.diagnosis)}", ""]
@@ -109,6 +112,7 @@ def _value(value: Any) -> str:
 
 
 def run_line(run: Any) -> str:
+    """A run as a markdown list item: its lines and summary."""
     return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
 
 
@@ -134,11 +138,13 @@ def run_summary(run: Any) -> str:
 
 
 def footer(report: Report, redaction_note: str | None) -> list[str]:
+    """The closing lines: llamadiag and rules version, and the redaction note."""
     line = f"*llamadiag {report.version}, rules {report.rules_version}*"
     return ["", "---", line + (f" · {esc(redaction_note)}" if redaction_note else "")]
 
 
 def report_markdown(report: Report, redaction_note: str | None = None) -> str:
+    """The whole report as markdown."""
     out = ["# llamadiag diagnosis", ""]
     name = esc(report.input.get("name", "input"))
     runs = len(report.runs)

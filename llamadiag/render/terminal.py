@@ -18,6 +18,7 @@ SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info"
 
 
 def safe(value: Any) -> Text:
+    """The value as rich Text with control characters removed (log text is untrusted)."""
     return Text(strip_controls(str(value)))
 
 
@@ -28,6 +29,7 @@ def _labelled(label: str, body: Any, style: str = "bold") -> Text:
 
 
 def finding_panel(f: Finding, why: bool = False) -> Panel:
+    """A finding as a rich panel (with its conditions when `why`)."""
     parts: list[Any] = []
     parts.append(safe(f.summary))
     parts.append(Text())
@@ -105,6 +107,7 @@ def run_bits(facts: dict[str, Any]) -> str:
 
 
 def print_report(console: Console, report: Report, why: bool = False) -> None:
+    """Print the report to the terminal (with the ruled-out rules when `why`)."""
     name = report.input.get("name", "input")
     header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
@@ -126,6 +129,7 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
 
 
 def ruled_out_line(r: RuledOut) -> Text:
+    """A ruled-out rule as one line."""
     return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
 
 

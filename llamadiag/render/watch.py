@@ -41,6 +41,7 @@ class StreamRedactor(Redactor):
         self._secrets_seen = 0
 
     def text(self, s: str) -> str:
+        """As `Redactor.text`, remembering results while no new secret is learnt."""
         if len(self.known) != self._secrets_seen:  # a new secret: earlier results may miss it
             self._done.clear()
             self._secrets_seen = len(self.known)
@@ -54,6 +55,7 @@ class StreamRedactor(Redactor):
         return out
 
     def learn(self, obj: Any) -> None:
+        """As `Redactor.learn`, skipping strings already searched."""
         if isinstance(obj, str):
             if obj in self._searched:
                 return
@@ -72,6 +74,7 @@ class JsonlSink:
         self.redactor = redactor
 
     def __call__(self, event: dict[str, Any]) -> None:
+        """Write one event as a line of JSON, redacted unless the redactor is disabled."""
         r = self.redactor
         if r is not None and r.enabled:
             data = json.loads(json.dumps(event, default=_encode))
@@ -90,10 +93,13 @@ class JsonlSink:
 
 
 class RichSink:
+    """Prints `watch` events to the terminal."""
+
     def __init__(self, console: Console) -> None:
         self.console = console
 
     def __call__(self, event: dict[str, Any]) -> None:
+        """Print one event."""
         kind = event["type"]
         show: Callable[[dict[str, Any]], Any] = getattr(self, f"_{kind}")
         self.console.print(show(event))

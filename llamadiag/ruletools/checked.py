@@ -42,6 +42,7 @@ def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
 
 
 def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
+    """The knowledge with its rules checked, from the start-up cache when unchanged."""
     name = f"knowledge-{_knowledge_key(extra_dirs, builtin)}.pickle"
     data = cache.read(name)
     if data is not None:

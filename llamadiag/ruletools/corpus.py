@@ -20,6 +20,8 @@ from llamadiag.ruletools.selftest import analyze_file, check_expectation
 
 @dataclass
 class CorpusCase:
+    """A sample log's expectation entry, what the engine found, and the problems."""
+
     file: Path
     entry: dict[str, Any]
     problems: list[str] = field(default_factory=list)
@@ -36,6 +38,7 @@ def find_root(start: Path | None = None) -> Path | None:
 
 
 def load_cases(root: Path) -> list[CorpusCase]:
+    """Every expectation entry of tests/expectations/*.yaml."""
     cases = []
     for path in sorted((root / "tests" / "expectations").glob("*.yaml")):
         for entry in yaml.safe_load(path.read_text()) or []:
@@ -44,6 +47,7 @@ def load_cases(root: Path) -> list[CorpusCase]:
 
 
 def run_cases(k: Knowledge, root: Path, cases: list[CorpusCase]) -> list[CorpusCase]:
+    """Diagnose each case's sample log and record its problems against the expectation."""
     for case in cases:
         e = case.entry
         log = root / "sample_logs" / e["log"]
@@ -60,6 +64,7 @@ def run_cases(k: Knowledge, root: Path, cases: list[CorpusCase]) -> list[CorpusC
 
 
 def unlisted_logs(root: Path, cases: list[CorpusCase]) -> list[str]:
+    """Sample logs that no expectation lists."""
     listed = {c.entry["log"] for c in cases}
     return sorted(p.name for p in (root / "sample_logs").iterdir() if p.is_file() and p.name not in listed)
 

@@ -27,6 +27,7 @@ def _ref(r: Reference) -> str:
 
 
 def rule_page(rule: Rule, source: str) -> str:
+    """A rule's markdown page for docs/rules/."""
     v = rule.versions
     out = [
         f"# {rule.title}",
@@ -95,7 +96,7 @@ def rule_page(rule: Rule, source: str) -> str:
     return "\n".join(out)
 
 
-def _cond(c) -> str:  # type: ignore[no-untyped-def]
+def _cond(c) -> str:
     if c.any_of:
         return "one of (" + "; ".join(_cond(x) for x in c.any_of) + ")"
     for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
@@ -106,6 +107,7 @@ def _cond(c) -> str:  # type: ignore[no-untyped-def]
 
 
 def index_page(k: Knowledge) -> str:
+    """The index page of docs/rules/: a table of every rule."""
     out = [
         "# Rules",
         "",
@@ -139,6 +141,7 @@ def generate(k: Knowledge) -> dict[str, str]:
 
 
 def write(k: Knowledge, folder: Path) -> list[str]:
+    """Write the generated pages to `folder`, delete stale ones; return the names changed."""
     folder.mkdir(parents=True, exist_ok=True)
     pages = generate(k)
     changed = []

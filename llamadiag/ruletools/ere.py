@@ -10,8 +10,12 @@ physical line its pattern can match, and a few more. `(?i)` becomes bracket pair
 
 from __future__ import annotations
 
-import re._constants as c  # type: ignore[import-not-found]
-import re._parser as p  # type: ignore[import-not-found]
+import re._constants as c  # type: ignore[import-not-found]  # private stdlib module, not in typeshed
+import re._parser as p  # type: ignore[import-not-found]  # private stdlib module, not in typeshed
+from typing import Any
+
+# an sre parse-tree argument: an int, a tuple or a SubPattern depending on the opcode
+_Arg = Any
 
 _SPECIAL = set(".[]()*+?{}|^$\\")
 _CATEGORY = {  # (outside a bracket, inside one or None when it cannot be put in one)
@@ -58,7 +62,7 @@ def _bracket(items: list, icase: bool) -> str:
             if icase and lo.isalpha() and hi.isalpha():
                 parts.append(f"{lo.swapcase()}-{hi.swapcase()}")
         elif op is c.CATEGORY and _CATEGORY[av][1] is not None:
-            parts.append(_CATEGORY[av][1])  # type: ignore[arg-type]
+            parts.append(_CATEGORY[av][1])  # type: ignore[arg-type]  # checked not None on the line above
         else:
             raise Untranslatable(f"bracket item {op} {av}")
     if not chars and not parts:
@@ -73,36 +77,36 @@ def _seq(items: list, icase: bool) -> str:
     return "".join(_node(op, av, icase) for op, av in items)
 
 
-def _node(op: object, av: object, icase: bool) -> str:
+def _node(op: object, av: _Arg, icase: bool) -> str:
     if op is c.LITERAL:
-        return _char(av, icase)  # type: ignore[arg-type]
+        return _char(av, icase)
     if op is c.NOT_LITERAL:
-        return "." if chr(av) == "\n" else _bracket([(c.NEGATE, None), (c.LITERAL, av)], icase)  # type: ignore[arg-type]
+        return "." if chr(av) == "\n" else _bracket([(c.NEGATE, None), (c.LITERAL, av)], icase)
     if op is c.ANY:
         return "."
     if op is c.IN:
-        if len(av) == 1 and av[0][0] is c.CATEGORY:  # type: ignore[arg-type,index]
-            return _CATEGORY[av[0][1]][0]  # type: ignore[index]
-        return _bracket(list(av), icase)  # type: ignore[arg-type]
+        if len(av) == 1 and av[0][0] is c.CATEGORY:
+            return _CATEGORY[av[0][1]][0]
+        return _bracket(list(av), icase)
     if op is c.CATEGORY:
-        return _CATEGORY[av][0]  # type: ignore[index]
+        return _CATEGORY[av][0]
     if op is c.AT or op in (c.ASSERT, c.ASSERT_NOT):
         # anchors, boundaries and lookarounds only restrict a match: dropped. Anchors too,
         # since rule patterns are anchored on the message, not on a wrapped physical line
         return ""
     if op is c.SUBPATTERN:
-        _, add, _, body = av  # type: ignore[misc]
+        _, add, _, body = av
         return "(" + _seq(list(body), icase or bool(add & p.SRE_FLAG_IGNORECASE)) + ")"
     if op is c.BRANCH:
-        return "(" + "|".join(_seq(list(b), icase) for b in av[1]) + ")"  # type: ignore[index]
+        return "(" + "|".join(_seq(list(b), icase) for b in av[1]) + ")"
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-        lo, hi, body = av  # type: ignore[misc]
+        lo, hi, body = av
         inner = _seq(list(body), icase)
         if len(body) != 1 or body[0][0] not in _ATOMS:
             inner = f"({inner})"
         return inner + _quantifier(lo, hi)
     if op is c.ATOMIC_GROUP:
-        return "(" + _seq(list(av), icase) + ")"  # type: ignore[arg-type]
+        return "(" + _seq(list(av), icase) + ")"
     raise Untranslatable(f"{op} has no equivalent in ERE")
 
 

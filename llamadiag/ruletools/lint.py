@@ -19,6 +19,8 @@ from llamadiag.knowledge.patterns import PatternError, check_backtracking, compi
 
 @dataclass
 class Issue:
+    """A lint problem of a rule file, with its line when known."""
+
     rule_id: str
     path: str
     line: int | None
@@ -32,6 +34,8 @@ class Issue:
 
 
 class Validator:
+    """A lint check of one rule; subclasses name the check and implement `check`."""
+
     name: ClassVar[str] = ""
     severity: ClassVar[str] = "error"
 
@@ -39,6 +43,7 @@ class Validator:
         self.k = k
 
     def issue(self, loaded: LoadedRule, loc: tuple, message: str) -> Issue:
+        """An issue of this check at a location in the rule file."""
         from llamadiag.knowledge.yamlio import line_of
 
         return Issue(
@@ -46,12 +51,13 @@ class Validator:
         )
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         raise NotImplementedError
 
 
 def _patterns(loaded: LoadedRule) -> list[tuple[tuple, str, str | None]]:
     rule = loaded.rule
-    out = []
+    out: list[tuple[tuple, str, str | None]] = []
     for si, sig in enumerate(rule.signatures):
         for ei, entry in enumerate(sig.entries):
             out.append((("signatures", si, "entries", ei, "regex"), entry.regex, entry.literal))
@@ -61,9 +67,12 @@ def _patterns(loaded: LoadedRule) -> list[tuple[tuple, str, str | None]]:
 
 
 class PatternSafety(Validator):
+    """Patterns must compile, not backtrack catastrophically, and require a literal."""
+
     name = "pattern-safety"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         issues = []
         for loc, source, literal in _patterns(loaded):
             try:
@@ -89,6 +98,7 @@ class CaptureNames(Validator):
     name = "capture-names"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         rule = loaded.rule
         issues = []
         fact_names = {f.name for f in self.k.facts} | {
@@ -160,6 +170,7 @@ class References(Validator):
     name = "references"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         rule = loaded.rule
         issues = []
         for i, ref in enumerate(rule.references):
@@ -192,9 +203,12 @@ class References(Validator):
 
 
 class Supersedes(Validator):
+    """A rule may only supersede rules that exist."""
+
     name = "dangling-rule-reference"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         known = {r.rule.id for r in self.k.rules}
         return [
             self.issue(loaded, ("supersedes", i), f"supersedes unknown rule {other!r}")
@@ -204,10 +218,13 @@ class Supersedes(Validator):
 
 
 class Verification(Validator):
+    """A rule should carry machine checks, so `compare` can verify its fix."""
+
     name = "verification"
     severity = "warning"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         rule = loaded.rule
         if not rule.verification.checks:
             return [
@@ -217,9 +234,12 @@ class Verification(Validator):
 
 
 class Examples(Validator):
+    """Each inline example must give the verdict it expects."""
+
     name = "examples"
 
     def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule."""
         from llamadiag.ruletools.selftest import run_examples
 
         issues = []
@@ -233,6 +253,7 @@ VALIDATORS: list[type[Validator]] = [PatternSafety, CaptureNames, References, Su
 
 
 def lint(k: Knowledge, only: set[str] | None = None, skip: set[str] | None = None) -> list[Issue]:
+    """Run the validators (those in `only`, without those in `skip`) on every rule."""
     issues: list[Issue] = []
     ids = [r.rule.id for r in k.rules]
     validators = [v(k) for v in VALIDATORS if (not only or v.name in only) and v.name not in (skip or set())]

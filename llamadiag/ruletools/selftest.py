@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from llamadiag.engine.diagnose import diagnose_blocks
-from llamadiag.engine.findings import Report
+from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge, LoadedRule
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import ReadReport, read_text
@@ -15,6 +15,8 @@ from llamadiag.source.reader import ReadReport, read_text
 
 @dataclass
 class ExampleResult:
+    """Whether a rule's inline example gave the expected verdict, and why not."""
+
     rule_id: str
     name: str
     ok: bool
@@ -35,6 +37,7 @@ def analyze_file(k: Knowledge, path: Path, cmdline: str | None = None, version_t
 
 
 def run_examples(k: Knowledge, loaded: LoadedRule) -> list[ExampleResult]:
+    """Run a rule's inline examples."""
     results = []
     rule = loaded.rule
     for ex in rule.examples:
@@ -62,7 +65,8 @@ def check_expectation(report: Report, expected: dict[str, Any]) -> list[str]:
     """Problems with a corpus log's findings against its expectation entry (strict)."""
     problems = []
     want = {(e["rule"]): e for e in expected.get("findings") or []}
-    got = {}
+    got: dict[str, Finding] = {}
+    f: Finding | None
     for f in report.findings:
         got.setdefault(f.rule_id, f)
     for rule_id, e in want.items():

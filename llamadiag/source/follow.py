@@ -45,10 +45,12 @@ class LiveSource(io.RawIOBase):
             self.missing = True
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
+        """The source's display name."""
         return "<stdin>" if self.source == "-" else self.source
 
     def readable(self) -> bool:
+        """Always readable."""
         return True
 
     def _open(self, initial: bool = False) -> bool:
@@ -68,7 +70,8 @@ class LiveSource(io.RawIOBase):
         self.fd, self.ident, self.pos = fd, (st.st_dev, st.st_ino), 0
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+    def readinto(self, buffer) -> int:
+        """Read what is available into `buffer`; when following, wait for more."""
         delay = POLL_MIN
         while True:
             data = os.read(self.fd, len(buffer)) if self.fd is not None else b""
@@ -116,6 +119,7 @@ class LiveSource(io.RawIOBase):
         return False
 
     def close(self) -> None:
+        """Close the file (stdin stays open)."""
         if self.fd is not None and self.source != "-":
             os.close(self.fd)
             self.fd = None

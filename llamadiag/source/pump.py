@@ -24,11 +24,15 @@ NOTICE_EVERY = 1.0  # seconds: an ongoing stretch of binary data is reported at 
 
 @dataclass
 class Block:
+    """Lines read from the input."""
+
     lines: list[str]
 
 
 @dataclass
 class Notice:
+    """A message about the input (waiting for a file, a file replaced ...)."""
+
     kind: str
     message: str
     line: int | None = None
@@ -36,6 +40,8 @@ class Notice:
 
 @dataclass
 class End:
+    """The end of the input, with the error that ended it if any."""
+
     error: str | None = None  # a problem after some data was read (a corrupt archive ...)
     fatal: bool = False  # nothing could be read at all (no such file, not a text log)
     crash: BaseException | None = None
@@ -50,6 +56,8 @@ class _Stretch:
 
 
 class InputPump:
+    """Reads the input on a thread and queues blocks of lines, notices and the end."""
+
     def __init__(self, source: str, follow: bool = False) -> None:
         self.report = ReadReport(source)
         self.queue: queue.Queue[Block | Notice | End] = queue.Queue(QUEUE_BLOCKS)
@@ -61,6 +69,7 @@ class InputPump:
         self._thread = threading.Thread(target=self._run, name="llamadiag-input", daemon=True)
 
     def start(self) -> InputPump:
+        """Start the reading thread."""
         self._thread.start()
         return self
 
@@ -90,7 +99,7 @@ class InputPump:
     def _run(self) -> None:
         try:
             seen_replaced = 0
-            for lines in read_stream(self.source, self.report, READ_BLOCK):  # type: ignore[arg-type]
+            for lines in read_stream(self.source, self.report, READ_BLOCK):  # type: ignore[arg-type]  # a LiveSource is a RawIOBase
                 if self.report.replaced_chars != seen_replaced:
                     seen_replaced = self.report.replaced_chars
                     self._blank_binary(lines, self.report.lines - len(lines) + 1)

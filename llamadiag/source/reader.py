@@ -50,6 +50,7 @@ class ReadReport:
     ended_mid_line: bool = False  # the text did not end with a newline (a cut paste, a stream stopped mid-line)
 
     def notes(self) -> list[str]:
+        """Notes for the user on what the reader did to the input."""
         out = []
         for line, skipped in self.cut_lines[:5]:
             out.append(f"line {line} is too long: kept its first {MAX_LINE // 1024} KiB, skipped {skipped} bytes")
@@ -63,6 +64,7 @@ class ReadReport:
 
 
 def open_raw(source: str) -> tuple[BinaryIO, str]:
+    """Open a path, or stdin for "-": the binary stream and its display name."""
     if source == "-":
         return sys.stdin.buffer, "<stdin>"
     path = Path(source)
@@ -85,7 +87,7 @@ class _Peekable(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def]
+    def readinto(self, buffer) -> int:
         if self.head:
             n = min(len(buffer), len(self.head))
             buffer[:n] = self.head[:n]
@@ -98,16 +100,16 @@ class _Peekable(io.RawIOBase):
 
 def _decompressor(kind: str, raw: BinaryIO) -> BinaryIO:
     if kind == "gzip":
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]  # a BufferedIOBase, read as BinaryIO
     if kind == "bz2":
-        return bz2.BZ2File(raw)  # type: ignore[return-value]
+        return bz2.BZ2File(raw)  # type: ignore[return-value]  # a BufferedIOBase, read as BinaryIO
     if kind == "xz":
-        return lzma.LZMAFile(raw)  # type: ignore[return-value]
+        return lzma.LZMAFile(raw)  # type: ignore[return-value]  # a BufferedIOBase, read as BinaryIO
     try:
         import zstandard
     except ImportError as exc:  # pragma: no cover - dependency is declared
         raise InputError("zstd-compressed input needs the 'zstandard' package") from exc
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)  # type: ignore[return-value]
+    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
 
 
 def _sniff_encoding(head: bytes) -> tuple[str, int]:
@@ -174,17 +176,17 @@ def read_text(text: str) -> Iterator[list[str]]:
 def open_stream(raw: BinaryIO, report: ReadReport, block: int) -> tuple[BinaryIO, bytes] | None:
     """Decompress by magic bytes, sniff the encoding (set in the report) and refuse binary
     data. Returns the stream and its first chunk (BOM removed), or None when empty."""
-    head = raw.read(8) if not hasattr(raw, "read1") else raw.read1(8)  # type: ignore[union-attr]
+    head = raw.read(8) if not hasattr(raw, "read1") else raw.read1(8)
     while len(head) < 8:
-        more = raw.read(8 - len(head))
+        more: bytes | None = raw.read(8 - len(head))
         if not more:
             break
         head += more
-    stream: BinaryIO = _Peekable(head, raw)  # type: ignore[assignment]
+    stream: BinaryIO = _Peekable(head, raw)  # type: ignore[assignment]  # a RawIOBase, read as BinaryIO
     kind = next((k for magic, k in MAGIC if head.startswith(magic)), None)
     if kind:
         report.compression = kind
-        stream = _decompressor(kind, io.BufferedReader(stream))  # type: ignore[arg-type]
+        stream = _decompressor(kind, io.BufferedReader(stream))  # type: ignore[type-var]  # a _Peekable, a RawIOBase typed as BinaryIO
     first = read_chunk(stream, report, block)
     if first is None:
         return None
@@ -251,7 +253,7 @@ def _read(raw: BinaryIO, report: ReadReport, block: int) -> Iterator[list[str]]:
 def read_chunk(stream: BinaryIO, report: ReadReport, block: int) -> bytes | None:
     """Read what is available (up to a block); None at the end or after a broken archive."""
     try:
-        data = stream.read1(block) if hasattr(stream, "read1") else stream.read(block)  # type: ignore[union-attr]
+        data = stream.read1(block) if hasattr(stream, "read1") else stream.read(block)
     except (EOFError, OSError, zlib.error, lzma.LZMAError, ValueError) as exc:
         kind = report.compression or "input"
         report.error = (

@@ -54,6 +54,8 @@ class Plan:
 
 
 class BulkPath:
+    """Handles stretches of routine lines of a block without the per-line path."""
+
     def __init__(self, scanner: ScannerView) -> None:
         self.s = scanner
         k = scanner.a.k
@@ -79,6 +81,7 @@ class BulkPath:
 
     # -- the stretch ---------------------------------------------------------------------
     def begin(self, block: bytes) -> None:
+        """Start on a new block: forget the previous block's hits."""
         self.block = block
         self._hits = {}
         self._begun = set()
@@ -202,6 +205,7 @@ class BulkPath:
 
     # -- what the hot targets do in the run's present state ----------------------------------
     def plan(self, run: Run) -> Plan:
+        """What the hot targets do in the run's present state, cached until that state changes."""
         s = self.s
         key = (run.index, s.a.processed, len(s.deferred), len(run.facts.wrappers))
         if key == self._plan_key:

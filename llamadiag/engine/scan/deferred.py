@@ -22,6 +22,8 @@ MAX_KEYS = 256  # (run, rule, signature) queues before those of runs no stream c
 
 
 class DeferredStarts:
+    """First entries of multi-entry signatures that the bulk path held back, per run and signature."""
+
     def __init__(self, analyzer: ScanHost) -> None:
         self.a = analyzer
         self.queues: dict[tuple[int, int, int], deque[tuple[int, str]]] = {}
@@ -34,6 +36,7 @@ class DeferredStarts:
         return (run.index, *key) in self.queues
 
     def add(self, run: Run, key: tuple[int, int], number: int, raw: str) -> None:
+        """Hold back a signature's first entry (line `number`, text `raw`) for the run."""
         full_key = (run.index, *key)
         queue = self.queues.get(full_key)
         if queue is None:

@@ -27,6 +27,8 @@ Hit = tuple[int, int, frozenset[int]]  # line start, line end (the newline's off
 
 
 class Engine(Protocol):
+    """A multi-literal scanner: which lines of a block hold which literals."""
+
     name: str
 
     def scan(self, block: bytes) -> list[Hit]:
@@ -35,6 +37,8 @@ class Engine(Protocol):
 
 
 class StdlibEngine:
+    """The standard-library scanner: one regex alternation of every literal."""
+
     name = "stdlib"
 
     def __init__(self, literals: list[str]) -> None:
@@ -47,6 +51,7 @@ class StdlibEngine:
         self.implied = {lit: frozenset(self.ids[b] for b in encoded if b in lit) for lit in sorted(encoded, key=len)}
 
     def scan(self, block: bytes) -> list[Hit]:
+        """Lines of `block` (whole lines, each ending with a newline) that hold a literal."""
         out: list[Hit] = []
         search = self.regex.search
         implied = self.implied
@@ -69,6 +74,8 @@ class StdlibEngine:
 
 
 class HyperscanEngine:
+    """The Hyperscan scanner (SIMD), with its compiled database cached on disk."""
+
     name = "hyperscan"
 
     def __init__(self, literals: list[str]) -> None:
@@ -78,6 +85,7 @@ class HyperscanEngine:
         self.db = _load_or_compile(hyperscan, literals)
 
     def scan(self, block: bytes) -> list[Hit]:
+        """Lines of `block` (whole lines, each ending with a newline) that hold a literal."""
         ends = array("q")  # machine integers: a block's tens of thousands of matches stay small
         ids = array("l")
 
@@ -112,7 +120,7 @@ class HyperscanEngine:
         return out
 
 
-def _load_or_compile(hyperscan, literals: list[str]):  # type: ignore[no-untyped-def]
+def _load_or_compile(hyperscan, literals: list[str]):
     """The compiled database, from the cache when the literals are unchanged."""
     expressions = [re.escape(lit).encode() for lit in literals] or [b"(?!x)x"]
     return cached_database(hyperscan, "hyperscan", expressions, [0] * len(expressions))
@@ -141,6 +149,7 @@ def cached_database(
 
 
 def hyperscan_available() -> bool:
+    """Whether the optional hyperscan package can be imported."""
     try:
         import hyperscan  # noqa: F401
     except ImportError:

@@ -20,6 +20,7 @@ takes the full path.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.envelope import plain
@@ -42,11 +43,13 @@ ANSI_BYTES = re.compile(
 
 
 class Scanner:
+    """Finds the lines of a block that hold a rule literal and hands them to the analyzer."""
+
     def __init__(self, analyzer: ScanHost, engine: str | None = None) -> None:
         self.a = analyzer
         index = analyzer.index
         self.literals = index.literals()
-        self.by_id = [index.by_literal[lit] for lit in self.literals]
+        self.by_id: list[Sequence[Target]] = [index.by_literal[lit] for lit in self.literals]
         self.engine: Engine = make_engine(self.literals, engine)
         self.shortcuts = True  # False: every candidate takes the full entry path (tests compare)
         # the bulk path (bulk.py) from this many bytes on: a small log never pays its set-up
@@ -69,6 +72,7 @@ class Scanner:
 
     # -- blocks ------------------------------------------------------------------
     def feed(self, block: bytes) -> Done:
+        """Scan a block of whole lines; return the signature matches it completed."""
         a = self.a
         base = a.line_number
         if (b"\x1b" in block or b"\xc2\x9b" in block) and b"\r" not in block:
@@ -210,6 +214,7 @@ class Scanner:
         return quick is not None and quick.lastgroup != "drop"
 
     def targets(self, ids: frozenset[int]) -> tuple[Target, ...]:
+        """The targets of a set of literal ids, each once, in index order."""
         found = self._targets.get(ids)
         if found is None:
             unique = {t.serial: t for i in ids for t in self.by_id[i]}
@@ -227,6 +232,7 @@ class Scanner:
 
     # -- one candidate line ----------------------------------------------------------
     def line(self, number: int, raw: str, ids: frozenset[int], guard: bool) -> Done:
+        """Process one line that holds literals `ids`; return the matches it completed."""
         a = self.a
         targets = self.targets(ids)
         if guard:

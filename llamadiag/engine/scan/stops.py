@@ -19,6 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import regex
@@ -96,6 +97,7 @@ class LineStarts:
         self.head, self.after_newline = compile_bytes(source), compile_bytes("\n" + source)
 
     def search(self, block: bytes, pos: int) -> int | None:
+        """Offset of the first line start at or after `pos` where the pattern matches, or None."""
         if self.head.match(block, pos):
             return pos
         m = self.after_newline.search(block, pos)
@@ -103,12 +105,19 @@ class LineStarts:
 
 
 class StdlibStops:
+    """Stop finder on the standard library: where the bulk path must hand over to the per-line path."""
+
     def __init__(self, cold: re.Pattern[bytes], foreign: LineStarts, continuation: LineStarts) -> None:
-        self.searches = [cold.search, foreign.search, continuation.search]
+        self.searches: list[Callable[[bytes, int], re.Match[bytes] | int | None]] = [
+            cold.search,
+            foreign.search,
+            continuation.search,
+        ]
         self.block = b""
         self._hits: list[tuple[int, int | None] | None] = [None, None, None]
 
     def begin(self, block: bytes) -> None:
+        """Start on a new block: forget the previous block's hits."""
         self.block, self._hits = block, [None, None, None]
 
     def first(self, pos: int, continuations: bool) -> int | None:
@@ -130,6 +139,8 @@ class StdlibStops:
 
 
 class HyperscanStops:
+    """Stop finder on Hyperscan: every stop of a block found in one scan."""
+
     def __init__(self, cold: list[bytes], foreign: str, continuation: str) -> None:
         import hyperscan
 
@@ -139,6 +150,7 @@ class HyperscanStops:
         self.hits_but_continuations: list[int] = []
 
     def begin(self, block: bytes) -> None:
+        """Scan a new block and keep the line starts of its hits."""
         found: list[tuple[int, int]] = []
         self.db.scan(block, match_event_handler=lambda id_, _from, to, _flags, _ctx: found.append((id_, to)))
         # a hit ends inside its line (every pattern consumes a byte of it): keep line starts
@@ -147,6 +159,7 @@ class HyperscanStops:
         self.hits_but_continuations = sorted({rfind(b"\n", 0, to - 1) + 1 for id_, to in found if id_ != cont})
 
     def first(self, pos: int, continuations: bool) -> int | None:
+        """The first hit at or after `pos`, continuation lines counting unless `continuations` are allowed."""
         hits = self.hits_but_continuations if continuations else self.hits
         i = bisect.bisect_left(hits, pos)
         return hits[i] if i < len(hits) else None

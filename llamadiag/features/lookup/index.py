@@ -81,6 +81,8 @@ def _trigrams(word: str) -> set[str]:
 
 @dataclass
 class TextHit:
+    """A rule's word-search score and the query words it matched."""
+
     score: float
     matched: dict[str, tuple[str, str, set[str]]] = field(
         default_factory=dict
@@ -88,6 +90,8 @@ class TextHit:
 
 
 class TextIndex:
+    """BM25F index over the rules' text for the word search of `lookup`."""
+
     def __init__(self, knowledge: Knowledge) -> None:
         spec = builtin_format(LookupWords)
         self.stop = frozenset(spec.stopwords)
@@ -144,6 +148,7 @@ class TextIndex:
         return out
 
     def search(self, text: str) -> dict[str, TextHit]:
+        """Rules whose text matches the query's words, with their scores."""
         query = list(dict.fromkeys(words(text, self.stop)))
         hits: dict[str, TextHit] = {}
         expansions = {q: self.expand(q) for q in query}

@@ -39,6 +39,8 @@ ERRORISH = re.compile(
 
 @dataclass
 class Query:
+    """A lookup query as read: log lines, references, rule ids, build and flags found in it."""
+
     text: str
     lines: list[str] = field(default_factory=list)
     refs: list[str] = field(default_factory=list)
@@ -53,6 +55,7 @@ class Query:
 
     @property
     def empty(self) -> bool:
+        """Whether the query holds only whitespace."""
         return not self.text.strip()
 
 
@@ -70,6 +73,7 @@ def _unique(items: list[str]) -> list[str]:
 
 
 def parse_query(text: str, flag_table: FlagTable, allow_empty: bool = False) -> Query:
+    """Read a lookup query: pasted lines, references, rule ids, build, flags and words."""
     q = Query(text=text)
     if looks_binary(text):
         size = len(text.encode("utf-8", "replace"))

@@ -44,6 +44,8 @@ WORD_MIN = 0.3  # word matches below this share of the best one are dropped
 
 @dataclass
 class Candidate:
+    """A rule that may answer a lookup, its score and the reasons for it."""
+
     rule_id: str
     score: float = 0.0
     reasons: list[tuple[float, str]] = field(default_factory=list)
@@ -59,15 +61,18 @@ class Candidate:
     warnings: list[str] = field(default_factory=list)  # shown first: ruled out, already fixed
 
     def add(self, score: float, why: str) -> None:
+        """Add a reason; the score is the strongest reason's."""
         self.score = max(self.score, score)
         self.reasons.append((score, why))
 
     @property
     def why(self) -> list[str]:
+        """Warnings first, then the reasons, strongest first."""
         return self.warnings + [w for _, w in sorted(self.reasons, key=lambda r: -r[0])]
 
 
 def rank(k: Knowledge, q: Query, report: Report, facts: dict[str, FactValue]) -> list[Candidate]:
+    """The rules that may answer the query, best first (those with a score above zero)."""
     cands: dict[str, Candidate] = {}
 
     def cand(rule_id: str) -> Candidate:

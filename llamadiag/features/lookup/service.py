@@ -35,6 +35,8 @@ from llamadiag.knowledge.rulemodel import Rule
 
 
 class LookupResult(BaseModel):
+    """One rule that answers a lookup: its score, why, references and what to do."""
+
     rule_id: str
     title: str
     score: float = Field(
@@ -61,6 +63,8 @@ class LookupResult(BaseModel):
 
 
 class QueryOut(BaseModel):
+    """How the query was read."""
+
     kind: list[str] = Field(description="What the query was read as: paste, reference, rule-id, words, build, flags.")
     build: int | None = None
     build_source: str | None = None
@@ -69,6 +73,8 @@ class QueryOut(BaseModel):
 
 
 class LookupResponse(BaseModel):
+    """The answer to a lookup: how the query was read, the results and notes."""
+
     query: QueryOut
     results: list[LookupResult]
     notes: list[str] = Field(default_factory=list)
@@ -78,6 +84,7 @@ class LookupResponse(BaseModel):
 def lookup(
     knowledge: Knowledge, query: str, build: int | None = None, cmdline: str | None = None, limit: int = 5
 ) -> LookupResponse:
+    """Find the known issues that match a query (log text, reference, rule id or words)."""
     flag_table = FlagTable(knowledge.flags)
     q = parse_query(query or "", flag_table, allow_empty=bool(build or cmdline))
     if q.error:
@@ -122,7 +129,7 @@ def lookup(
 
 
 def _result(k: Knowledge, c: Candidate, facts: dict) -> LookupResult:
-    rule: Rule = k.rule(c.rule_id).rule  # type: ignore[union-attr]
+    rule: Rule = k.rule(c.rule_id).rule  # type: ignore[union-attr]  # candidates are loaded rules
     scope = {name: v.value for name, v in facts.items()} | c.values
     finding = c.finding
     return LookupResult(

@@ -35,6 +35,8 @@ def _tested(conditions: Iterable[Condition]) -> Iterator[str]:
 
 
 class SettlePolicy:
+    """How long `watch` waits after a match before judging it."""
+
     def __init__(self, analyzer: Analyzer) -> None:
         self.a = analyzer
         rules = [loaded.rule for loaded in analyzer.k.rules]

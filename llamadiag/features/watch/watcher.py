@@ -40,6 +40,7 @@ Emit = Callable[[dict[str, Any]], None]
 
 
 def now_iso() -> str:
+    """The current UTC time in ISO 8601 with milliseconds."""
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -65,6 +66,7 @@ class Cause:
     facts_key: tuple = field(default_factory=tuple)
 
     def summary(self) -> dict[str, Any]:
+        """The cause as reported in the closing summary."""
         return {
             "rule_id": self.rule_id,
             "title": self.title,
@@ -125,6 +127,7 @@ class Watcher:
 
     # -- input ---------------------------------------------------------------------
     def feed(self, lines: list[str]) -> None:
+        """Analyze new lines, judging the causes whose settle deadline they passed."""
         self.a.feed(lines)
         if self.pending:
             # every entry that starts by a deadline is processed (a held one may still grow)
@@ -155,6 +158,7 @@ class Watcher:
             self._announce(run)  # with the facts of the startup, before anything after it
 
     def notice(self, kind: str, message: str, line: int | None = None) -> None:
+        """Emit a notice event (about the input, not the log)."""
         self.notices += 1
         self.emit({"type": "notice", "at": now_iso(), "kind": kind, "message": message, "line": line})
 
@@ -203,6 +207,7 @@ class Watcher:
         findings, ruled_out = self.a.assess_run(run)
         if run.index not in self.announced and (run.has_start or run.startup_seen or findings):
             self._announce(run)
+        cause: Cause | None
         for f in findings:
             cause = self.causes[(run.index, self.rule_index[f.rule_id])]
             if cause.state != "reported":
