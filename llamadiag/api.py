@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from llamadiag.engine.diagnose import diagnose_blocks
-from llamadiag.engine.facts import FactValue
+from llamadiag.engine.facts import FactValue, ServerFacts
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
@@ -34,6 +34,7 @@ __all__ = [
     "InputError",
     "Knowledge",
     "Report",
+    "ServerFacts",
     "diagnose",
     "diagnose_stream",
     "diagnose_text",
@@ -75,16 +76,22 @@ def diagnose(
     build: int | None = None,
     unmatched: bool = False,
     on_block: Callable[[int], None] | None = None,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose a log file (plain or compressed, UTF-8 or UTF-16), or standard input for "-".
 
-    `cmdline`, `version_text` and `build` fill in what the log does not say. `unmatched` also
-    groups the warning and error lines no rule explains (`report.unmatched`). `on_block` is told
-    how far into the file reading has come. Raises `InputError` for input that cannot be read.
+    `cmdline`, `version_text` and `build` fill in what the log does not say. `server_facts` are
+    what a live server said (`features.probe.probe(url).server_facts`): they fill what the log,
+    the version text and the command line do not say, for the run the server is (the last one),
+    each fact with its endpoint as source. `unmatched` also groups the warning and error lines
+    no rule explains (`report.unmatched`). `on_block` is told how far into the file reading has
+    come. Raises `InputError` for input that cannot be read.
     """
     read = ReadReport(str(source))
     blocks = read_byte_blocks(str(source), read, on_block=on_block)
-    return _run(blocks, read, _file_info, knowledge, cmdline, version_text, build, unmatched, file=True)
+    return _run(
+        blocks, read, _file_info, knowledge, cmdline, version_text, build, unmatched, file=True, server=server_facts
+    )
 
 
 def diagnose_stream(
@@ -96,6 +103,7 @@ def diagnose_stream(
     version_text: str | None = None,
     build: int | None = None,
     unmatched: bool = False,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose an open binary stream to its end (for a live stream, see `llamadiag watch`)."""
     return diagnose_text(
@@ -106,6 +114,7 @@ def diagnose_stream(
         version_text=version_text,
         build=build,
         unmatched=unmatched,
+        server_facts=server_facts,
     )
 
 
@@ -118,13 +127,16 @@ def diagnose_text(
     version_text: str | None = None,
     build: int | None = None,
     unmatched: bool = False,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose text held in memory (a ticket paste, a rule example), with the same checks as a
     file: binary refused, compression and encoding sniffed, over-long lines cut."""
     data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
     read = ReadReport(name)
     blocks = read_bytes(data, read)
-    return _run(blocks, read, _paste_info, knowledge, cmdline, version_text, build, unmatched, file=False)
+    return _run(
+        blocks, read, _paste_info, knowledge, cmdline, version_text, build, unmatched, file=False, server=server_facts
+    )
 
 
 def _file_info(read: ReadReport) -> dict[str, object]:
@@ -151,6 +163,7 @@ def _run(
     build: int | None,
     unmatched: bool,
     file: bool,
+    server: ServerFacts | None = None,
 ) -> Diagnosis:
     def describe() -> tuple[dict[str, object], list[str]]:
         notes = read.notes()
@@ -166,6 +179,7 @@ def _run(
         build=build,
         unmatched=unmatched,
         describe=describe,
+        server_facts=server,
     )
     return Diagnosis(report, read.error, last)
 
