@@ -9,11 +9,14 @@ import typer
 from rich.console import Console
 
 from llamadiag.cli.options import (
+    AllowRemoteOpt,
+    ApiKeyOpt,
     BuildOpt,
     CmdlineOpt,
     Format,
     ProgressOpt,
     RulesOpt,
+    ServerOpt,
     VersionOpt,
     diagnose_source,
     end_with_input_error,
@@ -21,6 +24,7 @@ from llamadiag.cli.options import (
     redactor_for,
     report_rule_errors,
 )
+from llamadiag.api import ServerFacts
 from llamadiag.knowledge.rulemodel import Severity
 
 
@@ -42,10 +46,14 @@ def explain(
     ] = False,
     rules: RulesOpt = None,
     show_progress: ProgressOpt = True,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress)
+    live = _live(server, api_key, allow_remote)
+    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
     report = diagnosis.report
     worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
     if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
@@ -77,10 +85,14 @@ def facts(
     build: BuildOpt = None,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
     rules: RulesOpt = None,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Show what the log says about the server: build, era, backends, model, flags ..., with source lines."""
     k = load(rules)
-    report = diagnose_source(k, source, cmdline, version_text, build).report
+    live = _live(server, api_key, allow_remote)
+    report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
     if fmt is Format.json:
         from llamadiag.features.redact import redact_report
         from llamadiag.render.json import runs_json
@@ -91,6 +103,15 @@ def facts(
     from llamadiag.render.terminal import print_facts
 
     print_facts(Console(highlight=False), report)
+
+
+def _live(server: str | None, api_key: str | None, allow_remote: bool) -> ServerFacts | None:
+    """The facts of the live server of --server (a failed probe ends the command: exit 2)."""
+    if not server:
+        return None
+    from llamadiag.cli.probe import probe_server
+
+    return probe_server(server, api_key, allow_remote).server_facts
 
 
 def compare(

@@ -369,12 +369,24 @@ class Analyzer:
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
         notes = list(notes or [])
+        merged = 0
         for run in self.runs:
             packed = run.packed is not None
             self.packer.unpack(run)
             runs_out.append(self.run_out(run))
-            if self.server_facts and self.live_facts(run) is not None:
-                differ = self.live_differences(run, self.run_facts(run))
+            live = self.live_facts(run) if self.server_facts else None
+            if live is not None:
+                merged += 1
+                facts = self.run_facts(run)
+                sources = {v.source for v in live.values()}
+                used = sorted(k for k, v in facts.items() if v.source in sources and k in live)
+                notes.append(
+                    f"run {run.index}: from the live server: {', '.join(used[:12])}"
+                    + (" ..." if len(used) > 12 else "")
+                    if used
+                    else f"run {run.index}: the live server added nothing the log did not say"
+                )
+                differ = self.live_differences(run, facts)
                 if differ:
                     notes.append(
                         f"run {run.index}: the live server differs from the log on "
@@ -387,6 +399,8 @@ class Analyzer:
             ruled.extend(r)
             if packed:
                 self.packer.pack(run)
+        if self.server_facts and not merged:
+            notes.append("the live server's facts fit no run of the log (its instances differ)")
         return Report(
             version=__version__,
             rules_version=self.k.digest,
