@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from llamadiag.api import ServerFacts
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
@@ -24,7 +25,6 @@ from llamadiag.cli.options import (
     redactor_for,
     report_rule_errors,
 )
-from llamadiag.api import ServerFacts
 from llamadiag.knowledge.rulemodel import Severity
 
 

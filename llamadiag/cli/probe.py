@@ -12,6 +12,7 @@ from llamadiag.cli.options import AllowRemoteOpt, ApiKeyOpt, Format, NoRedactOpt
 if TYPE_CHECKING:
     from llamadiag.features.probe import ProbeResult
 
+
 def probe_server(url: str, api_key: str | None, allow_remote: bool) -> ProbeResult:
     """Probe `url` for a command: a failure is one line on stderr and exit 2."""
     from llamadiag.features.probe import ProbeError, probe

@@ -102,7 +102,13 @@ class ProbeResult:
             "endpoints": answers(self.answers),
             "facts": facts(self.facts),
             "models": [
-                {"id": m.id, "status": m.status, "port": m.port, "endpoints": answers(m.answers), "facts": facts(m.facts)}
+                {
+                    "id": m.id,
+                    "status": m.status,
+                    "port": m.port,
+                    "endpoints": answers(m.answers),
+                    "facts": facts(m.facts),
+                }
                 for m in self.models
             ],
             "notes": self.notes,
@@ -197,7 +203,7 @@ class _Client:
         try:
             try:
                 conn.connect()
-            except (TimeoutError, socket.timeout) as exc:
+            except TimeoutError as exc:
                 raise ProbeError(
                     f"{t.base}: no connection within {connect_s:g} s (connect time-out): the host is down "
                     "or a firewall drops the packets"
@@ -221,7 +227,7 @@ class _Client:
                 f"{t.base}: connection refused: no server listens there (is llama-server running, "
                 "with this --host and --port?)"
             ) from exc
-        except (TimeoutError, socket.timeout) as exc:
+        except TimeoutError as exc:
             raise ProbeError(
                 f"{where}: connected, but no answer within {self.spec.timeouts.read_s:g} s (read time-out): "
                 "the server is hung or busy, or this port is not an HTTP server"
@@ -229,7 +235,9 @@ class _Client:
         except socket.gaierror as exc:
             raise ProbeError(f"{t.base}: cannot resolve {t.host}: {exc.strerror or exc}") from exc
         except ssl.SSLError as exc:
-            raise ProbeError(f"{t.base}: TLS failed ({exc.reason or exc}); llama-server speaks plain http:// unless built with SSL") from exc
+            raise ProbeError(
+                f"{t.base}: TLS failed ({exc.reason or exc}); llama-server speaks plain http:// unless built with SSL"
+            ) from exc
         except (http.client.BadStatusLine, http.client.RemoteDisconnected) as exc:
             raise ProbeError(f"{where}: the answer is not HTTP ({type(exc).__name__}): not llama-server") from exc
         except (http.client.HTTPException, OSError) as exc:
@@ -265,7 +273,9 @@ class _Client:
                 return b"".join(chunks)
             size += len(chunk)
             if size > self.spec.max_body_bytes:
-                raise ProbeError(f"{where}: the answer is over {self.spec.max_body_bytes // 1048576} MiB: not llama-server")
+                raise ProbeError(
+                    f"{where}: the answer is over {self.spec.max_body_bytes // 1048576} MiB: not llama-server"
+                )
             chunks.append(chunk)
 
 
@@ -451,7 +461,8 @@ def _check_identity(spec: ProbeSpec, target: Target, answer: Answer, api_key: st
         raise ProbeError(f"{where}: {error_message(answer)}: the server is still loading; probe again in a moment")
     if answer.status in (502, 503, 504):
         raise ProbeError(
-            f"{where}: {answer.status} {answer.reason}{by}: a proxy answered; the llama-server behind it is down or slow"
+            f"{where}: {answer.status} {answer.reason}{by}: a proxy answered; "
+            "the llama-server behind it is down or slow"
         )
     if answer.error and "not JSON" in answer.error:
         raise ProbeError(f"{where}: {answer.error}{by}: not llama-server (another web server, or a proxy/login page)")

@@ -208,6 +208,7 @@ class OsHints(Strict):
 
 # -- rules/formats/probe.yaml: what a running llama-server says on its HTTP endpoints ---------
 
+
 class ProbeTimeouts(Strict):
     connect_s: float = Field(gt=0, le=60, description="Time-out of the TCP connect, per request.")
     read_s: float = Field(gt=0, le=60, description="Time-out of each read, per request.")

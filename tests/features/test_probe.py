@@ -108,7 +108,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: object) -> None:  # quiet
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.methods.append(self.command)
         if self.mode == "html":
             self._send(404, "text/html", b"<html><body>Not here</body></html>")
@@ -205,7 +205,7 @@ def _tiny_model(binary: Path, tmp: Path) -> Path | None:
         return made
     try:
         sys.path.insert(0, str(ROOT / "tests" / "realserver"))
-        import tinymodels  # type: ignore[import-not-found]  # noqa: PLC0415
+        import tinymodels  # type: ignore[import-not-found]
 
         return Path(tinymodels.write_model("llama-spm", tmp / "llama-spm.gguf"))
     except Exception:  # not on this branch yet, or no numpy / gguf
@@ -245,7 +245,7 @@ def _start(tmp: Path, name: str, *args: str) -> Iterator[Server]:
             if proc.poll() is not None:
                 pytest.fail(f"llama-server exited with {proc.returncode}:\n{log.read_text()[-2000:]}")
             try:
-                with urllib.request.urlopen(url + "/health", timeout=2) as r:  # noqa: S310 (loopback)
+                with urllib.request.urlopen(url + "/health", timeout=2) as r:
                     if r.status == 200:
                         break
             except OSError:
@@ -298,7 +298,11 @@ def test_probe_real_server_json(server: Server) -> None:
     assert facts["slots_processing"] == 0 and sources["slots_processing"] == "/slots"
     assert sources["tokens_predicted_total"] == "/metrics"
     assert {e["endpoint"]: e["status"] for e in data["endpoints"]} == {
-        "health": 200, "props": 200, "slots": 200, "metrics": 200, "models": 200
+        "health": 200,
+        "props": 200,
+        "slots": 200,
+        "metrics": 200,
+        "models": 200,
     }
 
 
