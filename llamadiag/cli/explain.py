@@ -52,9 +52,10 @@ def explain(
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    live = _live(server, api_key, allow_remote)
+    live, origin = _live(server, api_key, allow_remote)
     diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
     report = diagnosis.report
+    report.notes[:0] = origin
     worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
     if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
         from llamadiag.render.json import write_report_json
@@ -91,8 +92,9 @@ def facts(
 ) -> None:
     """Show what the log says about the server: build, era, backends, model, flags ..., with source lines."""
     k = load(rules)
-    live = _live(server, api_key, allow_remote)
+    live, origin = _live(server, api_key, allow_remote)
     report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
+    report.notes[:0] = origin
     if fmt is Format.json:
         from llamadiag.features.redact import redact_report
         from llamadiag.render.json import runs_json
@@ -105,13 +107,16 @@ def facts(
     print_facts(Console(highlight=False), report)
 
 
-def _live(server: str | None, api_key: str | None, allow_remote: bool) -> ServerFacts | None:
-    """The facts of the live server of --server (a failed probe ends the command: exit 2)."""
+def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:
+    """The facts of the live server of --server, and a note naming it (a failed probe ends the
+    command: exit 2)."""
     if not server:
-        return None
+        return None, []
     from llamadiag.cli.probe import probe_server
 
-    return probe_server(server, api_key, allow_remote).server_facts
+    result = probe_server(server, api_key, allow_remote)
+    asked = ", ".join(a.path for a in result.answers.values() if a.ok)
+    return result.server_facts, [f"live server {result.url} asked ({asked}); its facts say 'from /props' etc."]
 
 
 def compare(

@@ -172,3 +172,5 @@ def print_facts(console: Console, report: Report) -> None:
             console.print(safe(f"  requests: {json.dumps(run.stats)}"))
     if not report.runs:
         console.print("no server run found in the input")
+    for note in report.notes:
+        console.print(_labelled("Note:", note, "bold yellow"))
