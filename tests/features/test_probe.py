@@ -81,6 +81,26 @@ def test_resolve_paths() -> None:
     assert resolve([{"a": True}, {"a": False}], "#") == ([2], False)
 
 
+def test_server_version_edge_cases() -> None:
+    """A gitless build_info is unusable; a version line in the log beats the server's build."""
+    from llamadiag.features.probe import Answer, extract
+
+    spec = builtin_format(ProbeSpec)
+    props = {"build_info": "b0-unknown", "default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
+    facts = extract(spec, {"props": Answer("props", "/props", 200, data=props)})
+    assert facts["build"].value == "0" and facts["n_ctx_slot"].value == 4096
+    d = api.diagnose_text("srv  llama_server: initializing ...\n", server_facts={None: facts})
+    sources = d.report.runs[0].fact_sources
+    assert sources["build"].source == "/props" and sources["version_usable"].value is False
+    fork = extract(spec, {"props": Answer("props", "/props", 200, data={"build_info": "b10715-mix-86bd2d3"})})
+    assert fork["fork"].value == "mix"
+    logged = "build: 11503 (d41c07e2b) with GNU 13.2.0 for x86_64-linux-gnu\n"
+    live = extract(spec, {"props": Answer("props", "/props", 200, data={"build_info": "b11312-0c1e57098"})})
+    d = api.diagnose_text(logged, server_facts={None: live})
+    assert d.report.runs[0].fact_sources["build"].value == 11503
+    assert any("differs from the log on build (11503 in the log, 11312 from /props)" in n for n in d.report.notes)
+
+
 # -- error cases without a server ------------------------------------------------------------------
 
 
@@ -364,8 +384,9 @@ def test_api_key_needed_wrong_and_right(keyed_server: Server) -> None:
 
 
 @live
-def test_router_models_listed_not_loaded(tmp_path: Path) -> None:
-    """A router: its models are listed, and one that is not loaded stays unloaded."""
+def test_router_models(tmp_path: Path) -> None:
+    """A router: its models are listed; one that is not loaded stays unloaded; a loaded one (the
+    test loads it, not the probe) is asked with ?model= and its facts go to its child's run."""
     assert BINARY is not None
     model = _tiny_model(BINARY, tmp_path)
     if model is None:
@@ -379,8 +400,30 @@ def test_router_models_listed_not_loaded(tmp_path: Path) -> None:
         result = probe(srv.url)
         assert result.facts["router_mode"].value is True and result.facts["router_mode"].source == "/props"
         assert result.facts["router_models_available"].value == 1
-        assert [(m.id, m.status) for m in result.models] == [("tiny", "unloaded")]
-        again = probe(srv.url)
-        assert [m.status for m in again.models] == ["unloaded"]  # the probe loaded nothing
+        assert [(m.id, m.status, m.facts) for m in result.models] == [("tiny", "unloaded", {})]
+        assert [m.status for m in probe(srv.url).models] == ["unloaded"]  # the probe loaded nothing
+
+        load = urllib.request.Request(
+            srv.url + "/models/load", data=b'{"model": "tiny"}', headers={"Content-Type": "application/json"}
+        )
+        urllib.request.urlopen(load, timeout=30).close()  # noqa: S310 (loopback)
+        deadline = time.monotonic() + 60
+        while (loaded := probe(srv.url)).models[0].status != "loaded":
+            assert time.monotonic() < deadline, "the router did not load the model"
+            time.sleep(0.3)
+        tiny = loaded.models[0]
+        assert tiny.port and tiny.facts["model_path"].value.endswith("tiny.gguf")
+        assert tiny.facts["model_path"].source == "/props?model=tiny"
+        assert tiny.facts["build"].source == "/props?model=tiny"
+        assert tiny.port in loaded.server_facts
+
+        time.sleep(0.5)  # the child's start-up lines reach the router's log
+        data = json.loads(run("facts", str(srv.log), "--server", srv.url, "-f", "json", "--no-redact").stdout)
+        child = [r for r in data if r["instance"] == tiny.port]
+        assert child, [r["instance"] for r in data]
+        assert child[-1]["fact_sources"]["build"]["source"] == "/props?model=tiny"
+        router = [r for r in data if r["instance"] is None][-1]
+        assert router["fact_sources"]["build"]["source"] == "/props"
+        assert router["facts"]["router_mode"] is True
     finally:
         gen.close()
