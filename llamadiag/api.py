@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from llamadiag.engine.diagnose import diagnose_blocks
 from llamadiag.engine.facts import FactValue, ServerFacts
@@ -27,6 +27,9 @@ from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
 from llamadiag.ruletools.checked import checked_knowledge
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import InputError, ReadReport, read_bytes
+
+if TYPE_CHECKING:
+    from llamadiag.features.probe import ProbeResult
 
 __all__ = [
     "Diagnosis",
@@ -39,6 +42,7 @@ __all__ = [
     "diagnose_stream",
     "diagnose_text",
     "load_knowledge",
+    "probe_server",
 ]
 
 
@@ -65,6 +69,15 @@ def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowl
     `rules test` and `rules lint` need to show the failures).
     """
     return checked_knowledge(list(rules)) if checked else raw_knowledge(list(rules))
+
+
+def probe_server(url: str, *, api_key: str | None = None, allow_remote: bool = False) -> ProbeResult:
+    """Ask a running llama-server what it is (GET /health, /props, /slots, /metrics, /v1/models;
+    never a prompt). `.facts` are its facts, `.server_facts` what `diagnose(server_facts=...)`
+    takes. Raises `features.probe.ProbeError` (one line) when it cannot; see docs/probe.md."""
+    from llamadiag.features.probe import probe
+
+    return probe(url, api_key=api_key, allow_remote=allow_remote)
 
 
 def diagnose(

@@ -15,10 +15,11 @@ if TYPE_CHECKING:
 
 def probe_server(url: str, api_key: str | None, allow_remote: bool) -> ProbeResult:
     """Probe `url` for a command: a failure is one line on stderr and exit 2."""
-    from llamadiag.features.probe import ProbeError, probe
+    from llamadiag import api
+    from llamadiag.features.probe import ProbeError
 
     try:
-        return probe(url, api_key=api_key or None, allow_remote=allow_remote)
+        return api.probe_server(url, api_key=api_key or None, allow_remote=allow_remote)
     except ProbeError as exc:
         raise fail(str(exc)) from exc
 

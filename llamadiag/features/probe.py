@@ -399,8 +399,8 @@ def extract(spec: ProbeSpec, answers: dict[str, Answer]) -> dict[str, FactValue]
 
 
 def looks_like_llama_server(spec: ProbeSpec, answer: Answer) -> bool:
-    """Whether an answer carries every field llama-server's answer has (probe.yaml identify)."""
-    return isinstance(answer.data, dict) and all(f in answer.data for f in spec.identify.fields)
+    """Whether an answer carries a field only llama-server's answer has (probe.yaml identify)."""
+    return isinstance(answer.data, dict) and any(f in answer.data for f in spec.identify.fields)
 
 
 # -- the probe -----------------------------------------------------------------------------------

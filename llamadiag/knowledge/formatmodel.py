@@ -229,7 +229,10 @@ class ProbeIdentify(Strict):
     """How an answer is known to be llama-server's (and not a proxy's or another server's)."""
 
     endpoint: str
-    fields: list[str] = Field(min_length=1, description="Top-level JSON fields; llama-server sends every one.")
+    fields: list[str] = Field(
+        min_length=1,
+        description="Top-level JSON fields; llama-server's answer has at least one (old builds lack some).",
+    )
 
 
 class ProbeVersion(Strict):

@@ -406,7 +406,7 @@ def test_router_models(tmp_path: Path) -> None:
         load = urllib.request.Request(
             srv.url + "/models/load", data=b'{"model": "tiny"}', headers={"Content-Type": "application/json"}
         )
-        urllib.request.urlopen(load, timeout=30).close()  # noqa: S310 (loopback)
+        urllib.request.urlopen(load, timeout=30).close()
         deadline = time.monotonic() + 60
         while (loaded := probe(srv.url)).models[0].status != "loaded":
             assert time.monotonic() < deadline, "the router did not load the model"
