@@ -227,7 +227,7 @@ def _tiny_model(binary: Path, tmp: Path) -> Path | None:
         sys.path.insert(0, str(ROOT / "tests" / "realserver"))
         import tinymodels  # type: ignore[import-not-found]
 
-        return Path(tinymodels.write_model("llama-spm", tmp / "llama-spm.gguf"))
+        return Path(tinymodels.write_model("llama-spm", tmp / "llama-spm.gguf")[0])
     except Exception:  # not on this branch yet, or no numpy / gguf
         return None
 
