@@ -425,22 +425,34 @@ def probe(
     answers: dict[str, Answer] = {}
     notes: list[str] = []
     for endpoint in spec.endpoints:
+        if endpoint.per_model and _is_router(spec, answers):
+            continue  # a router answers these only for one model: asked per loaded model below
         answer = client.get(endpoint.name, endpoint.path)
         answers[endpoint.name] = answer
         if endpoint.name == spec.identify.endpoint or endpoint.required:
             _check_identity(spec, target, answer, api_key)
         elif not answer.ok:
-            if answer.status in (401, 403) and endpoint.name not in ("health",):
+            if answer.status in (401, 403):
                 raise ProbeError(_auth_message(target, answer, api_key))
-            if endpoint.name == "health" and answer.status == 503:
+            if answer.status == 503 and isinstance(answer.data, dict) and "error" in answer.data:
                 raise ProbeError(
                     f"{target.base}{answer.path}: {error_message(answer)}: the server is still loading "
                     "the model; probe again when /health answers 200"
                 )
             notes.append(f"{answer.path}: {answer.error or answer.status}")
     result = ProbeResult(target.base, answers, extract(spec, answers), notes=notes)
-    _router_models(spec, client, result)
+    if _is_router(spec, answers):
+        _router_models(spec, client, result)
     return result
+
+
+def _is_router(spec: ProbeSpec, answers: dict[str, Answer]) -> bool:
+    r = spec.router
+    gate = answers.get(r.when_endpoint)
+    if gate is None or not gate.ok:
+        return False
+    role, _ = resolve(gate.data, r.when_path)
+    return bool(role) and role[0] == r.when_equals
 
 
 def _auth_message(target: Target, answer: Answer, api_key: str | None) -> str:
@@ -478,12 +490,8 @@ def _check_identity(spec: ProbeSpec, target: Target, answer: Answer, api_key: st
 
 def _router_models(spec: ProbeSpec, client: _Client, result: ProbeResult) -> None:
     r = spec.router
-    gate = result.answers.get(r.when_endpoint)
-    if gate is None or not gate.ok:
-        return
-    role, _ = resolve(gate.data, r.when_path)
     listing = result.answers.get(r.endpoint)
-    if not role or role[0] != r.when_equals or listing is None or not listing.ok:
+    if listing is None or not listing.ok:
         return
     entries, _ = resolve(listing.data, r.models)
     for entry in entries[0] if entries and isinstance(entries[0], list) else []:
@@ -493,7 +501,7 @@ def _router_models(spec: ProbeSpec, client: _Client, result: ProbeResult) -> Non
         model = ModelProbe(str(ids[0]) if ids else "?", str(status[0]) if status else "?")
         argv = args[0] if args and isinstance(args[0], list) else []
         for i, arg in enumerate(argv[:-1]):
-            if arg in r.port_flag:
+            if arg in r.port_flag and str(argv[i + 1]) != "0":  # 0: not started yet
                 model.port = str(argv[i + 1])
         result.models.append(model)
         if model.status not in r.loaded:
@@ -501,7 +509,10 @@ def _router_models(spec: ProbeSpec, client: _Client, result: ProbeResult) -> Non
         answers: dict[str, Answer] = {}
         for endpoint in spec.endpoints:
             if endpoint.per_model:
-                answers[endpoint.name] = client.get(endpoint.name, f"{endpoint.path}?model={quote(model.id, safe='')}")
+                answer = client.get(endpoint.name, f"{endpoint.path}?model={quote(model.id, safe='')}")
+                answers[endpoint.name] = answer
+                if not answer.ok:
+                    result.notes.append(f"{answer.path}: {answer.error or answer.status}")
         answers[r.endpoint] = Answer(r.endpoint, f"{listing.path}", 200, data={r.models: [entry]})
         model.answers = answers
         model.facts = extract(spec, answers)

@@ -400,6 +400,9 @@ def test_router_models(tmp_path: Path) -> None:
         result = probe(srv.url)
         assert result.facts["router_mode"].value is True and result.facts["router_mode"].source == "/props"
         assert result.facts["router_models_available"].value == 1
+        assert "model_alias" not in result.facts  # a router's own alias names no model
+        assert set(result.answers) == {"health", "props", "models"}  # the rest only per loaded model
+        assert not result.notes
         assert [(m.id, m.status, m.facts) for m in result.models] == [("tiny", "unloaded", {})]
         assert [m.status for m in probe(srv.url).models] == ["unloaded"]  # the probe loaded nothing
 
