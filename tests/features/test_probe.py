@@ -136,6 +136,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(200, "application/json", b'{"status": "ok", "hello": "world"}')
         elif self.mode == "proxy":
             self._send(502, "text/html", b"<html>502 Bad Gateway</html>", server="nginx/1.25")
+        elif self.mode == "loading":  # what llama-server's /health says while it loads a model
+            self._send(
+                503, "application/json", b'{"error":{"code":503,"message":"Loading model","type":"unavailable_error"}}'
+            )
         elif self.mode == "redirect":
             self.send_response(302)
             self.send_header("Location", "/login")
@@ -172,6 +176,7 @@ def plain_server() -> Iterator[tuple[str, type[_Handler]]]:
         ("json", "JSON without llama-server's fields"),
         ("proxy", "a proxy answered"),
         ("redirect", "redirects to /login"),
+        ("loading", "503 Service Unavailable: Loading model: the server is still loading the model"),
     ],
 )
 def test_not_llama_server(plain_server: tuple[str, type[_Handler]], mode: str, expected: str) -> None:
@@ -203,6 +208,35 @@ def test_slow_server_times_out() -> None:
             probe(url, spec=fast_spec(0.5))
         assert time.monotonic() - started < 3
     finally:
+        listener.close()
+
+
+def test_trickling_server_hits_the_total_bound() -> None:
+    """A server that sends a byte every 0.2 s never trips the read time-out; the total bound ends it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    stop = threading.Event()
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n")
+            while not stop.wait(0.2):
+                try:
+                    conn.sendall(b" ")
+                except OSError:
+                    return
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    try:
+        started = time.monotonic()
+        with pytest.raises(ProbeError, match="longer than 2 s in all"):
+            probe(f"http://127.0.0.1:{listener.getsockname()[1]}", spec=fast_spec(0.5))
+        assert time.monotonic() - started < 4
+    finally:
+        stop.set()
         listener.close()
 
 
