@@ -51,6 +51,7 @@ class Answer:
 
     @property
     def ok(self) -> bool:
+        """A 200 answer that could be read."""
         return self.status == 200 and self.error is None
 
 
@@ -120,6 +121,8 @@ class ProbeResult:
 
 @dataclass
 class Target:
+    """The server to ask: where it listens, and a path prefix when a proxy serves it under one."""
+
     scheme: str
     host: str
     port: int
@@ -127,6 +130,7 @@ class Target:
 
     @property
     def base(self) -> str:
+        """The server's address as a URL (scheme, host, port, path prefix)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"{self.scheme}://{host}:{self.port}{self.prefix}"
 
