@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from llamadiag.engine.diagnose import diagnose_blocks
-from llamadiag.engine.facts import FactValue
+from llamadiag.engine.facts import FactValue, ServerFacts
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
@@ -28,16 +28,21 @@ from llamadiag.ruletools.checked import checked_knowledge
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import InputError, ReadReport, read_bytes
 
+if TYPE_CHECKING:
+    from llamadiag.features.probe import ProbeResult
+
 __all__ = [
     "Diagnosis",
     "Finding",
     "InputError",
     "Knowledge",
     "Report",
+    "ServerFacts",
     "diagnose",
     "diagnose_stream",
     "diagnose_text",
     "load_knowledge",
+    "probe_server",
 ]
 
 
@@ -66,6 +71,15 @@ def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowl
     return checked_knowledge(list(rules)) if checked else raw_knowledge(list(rules))
 
 
+def probe_server(url: str, *, api_key: str | None = None, allow_remote: bool = False) -> ProbeResult:
+    """Ask a running llama-server what it is (GET /health, /props, /slots, /metrics, /v1/models;
+    never a prompt). `.facts` are its facts, `.server_facts` what `diagnose(server_facts=...)`
+    takes. Raises `features.probe.ProbeError` (one line) when it cannot; see docs/probe.md."""
+    from llamadiag.features.probe import probe
+
+    return probe(url, api_key=api_key, allow_remote=allow_remote)
+
+
 def diagnose(
     source: str | Path,
     *,
@@ -75,16 +89,22 @@ def diagnose(
     build: int | None = None,
     unmatched: bool = False,
     on_block: Callable[[int], None] | None = None,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose a log file (plain or compressed, UTF-8 or UTF-16), or standard input for "-".
 
-    `cmdline`, `version_text` and `build` fill in what the log does not say. `unmatched` also
-    groups the warning and error lines no rule explains (`report.unmatched`). `on_block` is told
-    how far into the file reading has come. Raises `InputError` for input that cannot be read.
+    `cmdline`, `version_text` and `build` fill in what the log does not say. `server_facts` are
+    what a live server said (`features.probe.probe(url).server_facts`): they fill what the log,
+    the version text and the command line do not say, for the run the server is (the last one),
+    each fact with its endpoint as source. `unmatched` also groups the warning and error lines
+    no rule explains (`report.unmatched`). `on_block` is told how far into the file reading has
+    come. Raises `InputError` for input that cannot be read.
     """
     read = ReadReport(str(source))
     blocks = read_byte_blocks(str(source), read, on_block=on_block)
-    return _run(blocks, read, _file_info, knowledge, cmdline, version_text, build, unmatched, file=True)
+    return _run(
+        blocks, read, _file_info, knowledge, cmdline, version_text, build, unmatched, file=True, server=server_facts
+    )
 
 
 def diagnose_stream(
@@ -96,6 +116,7 @@ def diagnose_stream(
     version_text: str | None = None,
     build: int | None = None,
     unmatched: bool = False,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose an open binary stream to its end (for a live stream, see `llamadiag watch`)."""
     return diagnose_text(
@@ -106,6 +127,7 @@ def diagnose_stream(
         version_text=version_text,
         build=build,
         unmatched=unmatched,
+        server_facts=server_facts,
     )
 
 
@@ -118,13 +140,16 @@ def diagnose_text(
     version_text: str | None = None,
     build: int | None = None,
     unmatched: bool = False,
+    server_facts: ServerFacts | None = None,
 ) -> Diagnosis:
     """Diagnose text held in memory (a ticket paste, a rule example), with the same checks as a
     file: binary refused, compression and encoding sniffed, over-long lines cut."""
     data = text.encode("utf-8", errors="replace") if isinstance(text, str) else text
     read = ReadReport(name)
     blocks = read_bytes(data, read)
-    return _run(blocks, read, _paste_info, knowledge, cmdline, version_text, build, unmatched, file=False)
+    return _run(
+        blocks, read, _paste_info, knowledge, cmdline, version_text, build, unmatched, file=False, server=server_facts
+    )
 
 
 def _file_info(read: ReadReport) -> dict[str, object]:
@@ -151,6 +176,7 @@ def _run(
     build: int | None,
     unmatched: bool,
     file: bool,
+    server: ServerFacts | None = None,
 ) -> Diagnosis:
     def describe() -> tuple[dict[str, object], list[str]]:
         notes = read.notes()
@@ -166,6 +192,7 @@ def _run(
         build=build,
         unmatched=unmatched,
         describe=describe,
+        server_facts=server,
     )
     return Diagnosis(report, read.error, last)
 

@@ -2,6 +2,7 @@
 each command lives in the module of its group and reaches the engine through `llamadiag.api`.
 
     explain.py   explain, facts, compare      lookup.py   lookup, report
+    probe.py     probe (a live server)
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
@@ -15,7 +16,7 @@ from typing import Annotated
 import typer
 
 from llamadiag import __version__
-from llamadiag.cli import desk, explain, export, lookup, rules, watch
+from llamadiag.cli import desk, explain, export, lookup, probe, rules, watch
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -51,6 +52,7 @@ app.command()(lookup.lookup)
 app.command()(lookup.report)
 app.command()(watch.watch)
 app.command()(desk.desk)
+app.command("probe")(probe.probe_cmd)
 
 rules_app = typer.Typer(no_args_is_help=True, help="Inspect, test and lint the rules.")
 rules_app.command("list")(rules.list_rules)

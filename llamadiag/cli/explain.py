@@ -8,12 +8,16 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from llamadiag.api import ServerFacts
 from llamadiag.cli.options import (
+    AllowRemoteOpt,
+    ApiKeyOpt,
     BuildOpt,
     CmdlineOpt,
     Format,
     ProgressOpt,
     RulesOpt,
+    ServerOpt,
     VersionOpt,
     diagnose_source,
     end_with_input_error,
@@ -42,11 +46,16 @@ def explain(
     ] = False,
     rules: RulesOpt = None,
     show_progress: ProgressOpt = True,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
     k = load(rules)
-    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress)
+    live, origin = _live(server, api_key, allow_remote)
+    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
     report = diagnosis.report
+    report.notes[:0] = origin
     worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
     if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
         from llamadiag.render.json import write_report_json
@@ -77,10 +86,15 @@ def facts(
     build: BuildOpt = None,
     no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
     rules: RulesOpt = None,
+    server: ServerOpt = None,
+    api_key: ApiKeyOpt = None,
+    allow_remote: AllowRemoteOpt = False,
 ) -> None:
     """Show what the log says about the server: build, era, backends, model, flags ..., with source lines."""
     k = load(rules)
-    report = diagnose_source(k, source, cmdline, version_text, build).report
+    live, origin = _live(server, api_key, allow_remote)
+    report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
+    report.notes[:0] = origin
     if fmt is Format.json:
         from llamadiag.features.redact import redact_report
         from llamadiag.render.json import runs_json
@@ -91,6 +105,18 @@ def facts(
     from llamadiag.render.terminal import print_facts
 
     print_facts(Console(highlight=False), report)
+
+
+def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:
+    """The facts of the live server of --server, and a note naming it (a failed probe ends the
+    command: exit 2)."""
+    if not server:
+        return None, []
+    from llamadiag.cli.probe import probe_server
+
+    result = probe_server(server, api_key, allow_remote)
+    asked = ", ".join(a.path for a in result.answers.values() if a.ok)
+    return result.server_facts, [f"live server {result.url} asked ({asked}); its facts say 'from /props' etc."]
 
 
 def compare(

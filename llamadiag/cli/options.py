@@ -43,6 +43,26 @@ BuildOpt = Annotated[int | None, typer.Option("--build", help="The build number 
 ProgressOpt = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for large files (terminal only).")
 ]
+ServerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--server",
+        help="A running llama-server (e.g. http://127.0.0.1:8080): its build and settings fill what the log "
+        "does not say (GET only; loopback unless --allow-remote).",
+    ),
+]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="LLAMA_API_KEY",
+        show_envvar=True,
+        help="The server's API key for --server / probe (sent as a Bearer token; default: $LLAMA_API_KEY).",
+    ),
+]
+AllowRemoteOpt = Annotated[
+    bool, typer.Option("--allow-remote", help="Allow a server that is not on this machine (loopback is the default).")
+]
 NoRedactOpt = Annotated[
     bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in shareable output.")
 ]
@@ -87,8 +107,10 @@ def diagnose_source(
     build: int | None,
     unmatched: bool = False,
     show_progress: bool = True,
+    server_facts: api.ServerFacts | None = None,
 ) -> api.Diagnosis:
-    """`api.diagnose` for a command: stdin checked, a progress bar for large files, errors as exit 2."""
+    """`api.diagnose` for a command: stdin checked, a progress bar for large files, errors as exit 2.
+    `server_facts` are what a live server said (`--server`)."""
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
     try:
@@ -101,6 +123,7 @@ def diagnose_source(
                 build=build,
                 unmatched=unmatched,
                 on_block=update,
+                server_facts=server_facts,
             )
     except api.InputError as exc:
         raise fail(str(exc)) from exc

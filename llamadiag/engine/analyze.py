@@ -14,7 +14,7 @@ from typing import Any
 from llamadiag import __version__
 from llamadiag.engine.cmdline import FlagTable, ParsedFlags
 from llamadiag.engine.envelope import EnvelopeParser, Line
-from llamadiag.engine.facts import FactState, FactValue
+from llamadiag.engine.facts import FactState, FactValue, ServerFacts
 from llamadiag.engine.findings import FactUse, Finding, Report, RuledOut, RunOut, facts_for_output
 from llamadiag.engine.literals import Target, index_for
 from llamadiag.engine.matcher import Match, SignatureMatcher
@@ -44,8 +44,11 @@ class Analyzer:
         build: int | None = None,
         every_line: bool = False,
         engine: str | None = None,
+        server_facts: ServerFacts | None = None,
     ) -> None:
         self.k = knowledge
+        # what a live server said, by instance (None: the server itself; a router child's port)
+        self.server_facts: ServerFacts = dict(server_facts or {})
         self.flag_table = FlagTable(knowledge.flags)
         self.cli_flags = self.flag_table.parse(cmdline) if cmdline else ParsedFlags()
         self.version_text = version_text
@@ -300,7 +303,39 @@ class Analyzer:
                 text=run.cmdline.text,
             )
             flags = merged
-        return run.facts.finalize(self.k.versions, run.startup_seen, flags, self.version_text, self.build)
+        return run.facts.finalize(
+            self.k.versions, run.startup_seen, flags, self.version_text, self.build, self.live_facts(run)
+        )
+
+    def live_facts(self, run: Run) -> dict[str, FactValue] | None:
+        """What the live server said, for the run it describes: the last run of its instance
+        (a router child by its port); the server's own facts go to the last run of the log
+        when no run is outside an instance."""
+        if not self.server_facts:
+            return None
+        instance = run.instance
+        if instance not in self.server_facts:
+            if None not in self.server_facts or any(r.instance is None for r in self.runs):
+                return None
+            if run is not self.runs[-1]:
+                return None
+            return dict(self.server_facts[None])
+        last = max((r.index for r in self.runs if r.instance == instance), default=run.index)
+        return dict(self.server_facts[instance]) if run.index == last else None
+
+    def live_differences(self, run: Run, facts: dict[str, FactValue]) -> list[str]:
+        """Facts on which the live server disagrees with the log (the log's value is used)."""
+        live = self.live_facts(run) or {}
+        differ = []
+        for name, told in sorted(live.items()):
+            have = facts.get(name)
+            if have is None or have.source == told.source:
+                continue
+            if name not in run.facts.defs and name not in ("build", "commit"):
+                continue
+            if str(have.value) != str(told.value):
+                differ.append(f"{name} ({have.value} in the log, {told.value} from {told.source})")
+        return differ
 
     def assess_run(self, run: Run, rule_indices: Iterable[int] | None = None) -> tuple[list[Finding], list[RuledOut]]:
         """Evaluate a run's rules (those hit, or `rule_indices`): findings and the rules ruled out."""
@@ -344,18 +379,44 @@ class Analyzer:
         runs_out: list[RunOut] = []
         findings: list[Finding] = []
         ruled: list[RuledOut] = []
-        if not self.runs and (self.line_number or self.cli_flags or self.version_text or self.build):
+        if not self.runs and (
+            self.line_number or self.cli_flags or self.version_text or self.build or self.server_facts
+        ):
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
+        notes = list(notes or [])
+        merged = 0
         for run in self.runs:
             packed = run.packed is not None
             self.packer.unpack(run)
             runs_out.append(self.run_out(run))
+            live = self.live_facts(run) if self.server_facts else None
+            if live is not None:
+                merged += 1
+                facts = self.run_facts(run)
+                sources = {v.source for v in live.values()}
+                used = sorted(k for k, v in facts.items() if v.source in sources and k in live)
+                notes.append(
+                    f"run {run.index}: from the live server: {', '.join(used[:12])}"
+                    + (" ..." if len(used) > 12 else "")
+                    if used
+                    else f"run {run.index}: the live server added nothing the log did not say"
+                )
+                differ = self.live_differences(run, facts)
+                if differ:
+                    notes.append(
+                        f"run {run.index}: the live server differs from the log on "
+                        + "; ".join(differ[:6])
+                        + ("; ..." if len(differ) > 6 else "")
+                        + ": the log's values are used (the server may have been restarted since)"
+                    )
             f, r = self.assess_run(run)
             findings.extend(f)
             ruled.extend(r)
             if packed:
                 self.packer.pack(run)
+        if self.server_facts and not merged:
+            notes.append("the live server's facts fit no run of the log (its instances differ)")
         return Report(
             version=__version__,
             rules_version=self.k.digest,
@@ -363,7 +424,7 @@ class Analyzer:
             runs=runs_out,
             findings=rank_findings(findings),
             ruled_out=ruled,
-            notes=notes or [],
+            notes=notes,
         )
 
 

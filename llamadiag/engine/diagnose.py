@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from llamadiag.engine.analyze import Analyzer
-from llamadiag.engine.facts import FactValue
+from llamadiag.engine.facts import FactValue, ServerFacts
 from llamadiag.engine.findings import Report
 from llamadiag.engine.unmatched import UnmatchedCollector
 from llamadiag.knowledge.loader import Knowledge
@@ -29,9 +29,11 @@ def diagnose_blocks(
     build: int | None = None,
     unmatched: bool = False,
     describe: Describe | None = None,
+    server_facts: ServerFacts | None = None,
 ) -> tuple[Report, dict[str, FactValue]]:
-    """The report of a whole input, and the evaluated facts of its last run."""
-    analyzer = Analyzer(k, cmdline, version_text, build, every_line=unmatched)
+    """The report of a whole input, and the evaluated facts of its last run. `server_facts`
+    (what a live server said, by instance) fill what the log does not say."""
+    analyzer = Analyzer(k, cmdline, version_text, build, every_line=unmatched, server_facts=server_facts)
     collector = UnmatchedCollector([r.rule.id for r in k.rules]) if unmatched else None
     if collector is not None:
         analyzer.on_entry = collector.observe

@@ -24,7 +24,15 @@ class FactValue:
 
     value: Any
     line: int | None
-    source: str  # log | version-output | version-text | cmdline | absent | era | build-option
+    source: str  # log | version-output | version-text | cmdline | absent | era | build-option | /props ...
+
+
+# the fields a version string gives; `fork` only says the build number is a fork's own
+VERSION_KEYS = (*VERSION_FIELDS, "fork")
+
+# facts a live server gave, by the instance they describe (None: the server asked; a router
+# child's port, as its log lines are prefixed); each FactValue's source names the endpoint
+ServerFacts = dict[str | None, dict[str, FactValue]]
 
 
 def convert(kind: str, raw: Any) -> Any:
@@ -167,10 +175,13 @@ class FactState:
         flags: ParsedFlags,
         version_text: str | None,
         build_option: int | None,
+        server: dict[str, FactValue] | None = None,
     ) -> dict[str, FactValue]:
-        """All facts of the run: log evidence first, then version text, flags, absence."""
+        """All facts of the run: log evidence first, then version text, flags, what a live
+        server said (`server`, each value with its endpoint as source), absence."""
         out = dict(self.values)
-        self._version_facts(out, versions, version_text, build_option)
+        server = server or {}
+        self._version_facts(out, versions, version_text, build_option, server)
         for name, fact in self.defs.items():
             if name in out:
                 continue
@@ -179,6 +190,12 @@ class FactState:
                 value = convert(fact.type, raw)
                 if value is not None:
                     out[name] = FactValue(value, None, "cmdline")
+                    continue
+            if name in server and name not in VERSION_KEYS:
+                live = server[name]
+                value = live.value if fact.type in ("list", "count") else convert(fact.type, live.value)
+                if value is not None:
+                    out[name] = FactValue(value, None, live.source)
                     continue
             unknown_by_flags = flags and any(f in flags.values for f in fact.unknown_with_flags)
             if fact.flag and flags and fact.absent_from_cmdline is not None and not unknown_by_flags:
@@ -190,10 +207,18 @@ class FactState:
         if flags:
             for flag, value in flags.values.items():
                 out[f"flag.{flag}"] = FactValue(value, None, "cmdline")
+        for name, live in server.items():  # facts the knowledge does not define: kept as told
+            if name not in out and name not in VERSION_KEYS and name not in self.defs:
+                out[name] = live
         return out
 
     def _version_facts(
-        self, out: dict[str, FactValue], versions: Versions, version_text: str | None, build_option: int | None
+        self,
+        out: dict[str, FactValue],
+        versions: Versions,
+        version_text: str | None,
+        build_option: int | None,
+        server: dict[str, FactValue],
     ) -> None:
         fields = dict(self.version)
         line, source = self.version_line, self.version_source
@@ -202,6 +227,10 @@ class FactState:
             line, source = None, "version-text"
         if "build" not in fields and build_option is not None:
             fields["build"], line, source = str(build_option), None, "build-option"
+        if "build" not in fields and "build" in server:
+            live = {k: str(server[k].value) for k in VERSION_KEYS if k in server}
+            fields = {**fields, **live}
+            line, source = None, server["build"].source
         for key in VERSION_FIELDS:
             raw = fields.get("debug" if key == "debug_build" else key)
             if raw is None:

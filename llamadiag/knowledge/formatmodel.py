@@ -251,3 +251,94 @@ class OsHints(Strict):
 
     os_words: list[tuple[str, str]]
     wrapper_os: dict[str, str]
+
+
+# -- rules/formats/probe.yaml: what a running llama-server says on its HTTP endpoints ---------
+
+
+class ProbeTimeouts(Strict):
+    connect_s: float = Field(gt=0, le=60, description="Time-out of the TCP connect, per request.")
+    read_s: float = Field(gt=0, le=60, description="Time-out of each read, per request.")
+    total_s: float = Field(gt=0, le=300, description="Bound on the whole probe, every request together.")
+
+
+class ProbeEndpoint(Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    path: str = Field(pattern=r"^/[\w/.-]*$", description="Asked with GET only; never a request that generates.")
+    kind: Literal["json", "prometheus"] = "json"
+    required: bool = Field(False, description="The probe fails when this endpoint does not answer 200.")
+    per_model: bool = Field(
+        False, description="In router mode, asked again with ?model=ID for each model that is already loaded."
+    )
+
+
+class ProbeIdentify(Strict):
+    """How an answer is known to be llama-server's (and not a proxy's or another server's)."""
+
+    endpoint: str
+    fields: list[str] = Field(
+        min_length=1,
+        description="Top-level JSON fields; llama-server's answer has at least one (old builds lack some).",
+    )
+
+
+class ProbeVersion(Strict):
+    endpoint: str
+    path: str
+    regex: str = Field(description="Named groups build, commit and optionally fork (a fork's own tag).")
+
+
+class ProbeRouter(Strict):
+    """Router mode: the models a router serves, and which child server runs each one."""
+
+    endpoint: str
+    when_path: str = Field(description="Path in `when_endpoint`'s answer that names router mode.")
+    when_endpoint: str
+    when_equals: Any
+    models: str = Field(description="Path of the list of models in `endpoint`'s answer.")
+    id: str
+    status: str
+    loaded: list[str] = Field(description="Status values of a model whose child server runs.")
+    args: str = Field(description="Path of the child's argv in a model's entry.")
+    port_flag: list[str] = Field(description="Spellings of the flag whose value is the child's port (its log prefix).")
+
+
+class ProbeWhen(Strict):
+    endpoint: str
+    path: str
+    equals: Any = None
+    missing: bool = Field(False, description="True: the mapping applies when the path is missing.")
+
+
+class ProbeFact(Strict):
+    """One fact from one endpoint's answer.
+
+    `path` is '/'-separated keys into the JSON answer (a number picks a list item, `*` every
+    item, `#` the length of the list it follows); for a prometheus endpoint it is a metric name.
+    """
+
+    fact: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    endpoint: str
+    path: str
+    aggregate: Literal["first", "any", "count_true", "list"] = Field(
+        "first", description="How the values of a `*` path become one fact."
+    )
+    split: str | None = Field(None, description="Keep the first part of a string value split at this.")
+    values: dict[str, Any] | None = Field(
+        None, description="Raw value (as lowercase text) -> fact value; a value not listed gives no fact."
+    )
+    skip: list[Any] = Field(default_factory=list, description="Raw values that say nothing (none, '').")
+    when: ProbeWhen | None = None
+
+
+class ProbeSpec(Strict):
+    """rules/formats/probe.yaml: endpoints, time-outs, identification and the fact mapping."""
+
+    timeouts: ProbeTimeouts
+    max_body_bytes: int = Field(gt=0, le=64 * 1024 * 1024)
+    user_agent: str
+    endpoints: list[ProbeEndpoint] = Field(min_length=1)
+    identify: ProbeIdentify
+    version: ProbeVersion
+    router: ProbeRouter
+    facts: list[ProbeFact]

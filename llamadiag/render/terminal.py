@@ -22,6 +22,19 @@ def safe(value: Any) -> Text:
     return Text(strip_controls(str(value)))
 
 
+def source_label(source: str) -> str:
+    """A fact's source as a reader says it: `from /props` for what a live server answered."""
+    return f"from {source}" if source.startswith("/") else source
+
+
+def cut(value: Any, limit: int = 160) -> str:
+    """A fact value on one table row: a long one (a chat template) cut, its newlines shown as ⏎."""
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].replace("\n", "⏎") + "…"
+
+
 def _labelled(label: str, body: Any, style: str = "bold") -> Text:
     text = Text(f"{label} ", style=style)
     text.append_text(body if isinstance(body, Text) else safe(body))
@@ -49,7 +62,7 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
             _labelled(
                 "Facts used:",
                 "; ".join(
-                    f"{k}={v.value}" + (f" (line {v.line})" if v.line else f" ({v.source})")
+                    f"{k}={v.value}" + (f" (line {v.line})" if v.line else f" ({source_label(v.source)})")
                     for k, v in f.facts_used.items()
                 ),
             )
@@ -157,9 +170,11 @@ def print_facts(console: Console, report: Report) -> None:
         table.add_column("value")
         table.add_column("from")
         for name, use in run.fact_sources.items():
-            table.add_row(name, safe(use.value), f"line {use.line}" if use.line else use.source)
+            table.add_row(name, safe(cut(use.value)), f"line {use.line}" if use.line else source_label(use.source))
         console.print(table)
         if run.stats:
             console.print(safe(f"  requests: {json.dumps(run.stats)}"))
     if not report.runs:
         console.print("no server run found in the input")
+    for note in report.notes:
+        console.print(_labelled("Note:", note, "bold yellow"))
