@@ -29,7 +29,7 @@ from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import InputError, ReadReport, read_bytes
 
 if TYPE_CHECKING:
-    from llamadiag.features.probe import ProbeResult
+    from llamadiag.source.probe import ProbeResult
 
 __all__ = [
     "Diagnosis",
@@ -74,8 +74,8 @@ def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowl
 def probe_server(url: str, *, api_key: str | None = None, allow_remote: bool = False) -> ProbeResult:
     """Ask a running llama-server what it is (GET /health, /props, /slots, /metrics, /v1/models;
     never a prompt). `.facts` are its facts, `.server_facts` what `diagnose(server_facts=...)`
-    takes. Raises `features.probe.ProbeError` (one line) when it cannot; see docs/probe.md."""
-    from llamadiag.features.probe import probe
+    takes. Raises `source.probe.ProbeError` (one line) when it cannot; see docs/probe.md."""
+    from llamadiag.source.probe import probe
 
     return probe(url, api_key=api_key, allow_remote=allow_remote)
 
@@ -94,7 +94,7 @@ def diagnose(
     """Diagnose a log file (plain or compressed, UTF-8 or UTF-16), or standard input for "-".
 
     `cmdline`, `version_text` and `build` fill in what the log does not say. `server_facts` are
-    what a live server said (`features.probe.probe(url).server_facts`): they fill what the log,
+    what a live server said (`source.probe.probe(url).server_facts`): they fill what the log,
     the version text and the command line do not say, for the run the server is (the last one),
     each fact with its endpoint as source. `unmatched` also groups the warning and error lines
     no rule explains (`report.unmatched`). `on_block` is told how far into the file reading has

@@ -10,13 +10,13 @@ from rich.console import Console
 from llamadiag.cli.options import AllowRemoteOpt, ApiKeyOpt, Format, NoRedactOpt, fail, redactor_for
 
 if TYPE_CHECKING:
-    from llamadiag.features.probe import ProbeResult
+    from llamadiag.source.probe import ProbeResult
 
 
 def probe_server(url: str, api_key: str | None, allow_remote: bool) -> ProbeResult:
     """Probe `url` for a command: a failure is one line on stderr and exit 2."""
     from llamadiag import api
-    from llamadiag.features.probe import ProbeError
+    from llamadiag.source.probe import ProbeError
 
     try:
         return api.probe_server(url, api_key=api_key or None, allow_remote=allow_remote)

@@ -257,12 +257,16 @@ class OsHints(Strict):
 
 
 class ProbeTimeouts(Strict):
+    """Time-outs of a probe: per connect, per read, and for the whole probe."""
+
     connect_s: float = Field(gt=0, le=60, description="Time-out of the TCP connect, per request.")
     read_s: float = Field(gt=0, le=60, description="Time-out of each read, per request.")
     total_s: float = Field(gt=0, le=300, description="Bound on the whole probe, every request together.")
 
 
 class ProbeEndpoint(Strict):
+    """One endpoint a probe asks (GET only), and whether it is required."""
+
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     path: str = Field(pattern=r"^/[\w/.-]*$", description="Asked with GET only; never a request that generates.")
     kind: Literal["json", "prometheus"] = "json"
@@ -283,6 +287,8 @@ class ProbeIdentify(Strict):
 
 
 class ProbeVersion(Strict):
+    """Where a server's answer holds its build string, and how to read it."""
+
     endpoint: str
     path: str
     regex: str = Field(description="Named groups build, commit and optionally fork (a fork's own tag).")
@@ -304,6 +310,8 @@ class ProbeRouter(Strict):
 
 
 class ProbeWhen(Strict):
+    """A test on a server's answer (a field at a path, optionally matching a value)."""
+
     endpoint: str
     path: str
     equals: Any = None

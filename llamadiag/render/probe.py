@@ -12,8 +12,8 @@ from rich.table import Table
 from llamadiag.render.terminal import safe
 
 if TYPE_CHECKING:
-    from llamadiag.features.probe import Answer, ProbeResult
     from llamadiag.features.redact import Redactor
+    from llamadiag.source.probe import Answer, ProbeResult
 
 LONG = 72  # a chat template is shown cut to this many characters in the terminal
 

@@ -27,9 +27,9 @@ import pytest
 
 from llamadiag import api
 from llamadiag.engine.facts import VERSION_KEYS
-from llamadiag.features.probe import ProbeError, probe, resolve
 from llamadiag.knowledge.formatmodel import ProbeSpec, ProbeTimeouts
 from llamadiag.knowledge.formats import builtin_format
+from llamadiag.source.probe import ProbeError, probe, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "sample_logs" / "seed-b11503-default.log"
@@ -83,7 +83,7 @@ def test_resolve_paths() -> None:
 
 def test_server_version_edge_cases() -> None:
     """A gitless build_info is unusable; a version line in the log beats the server's build."""
-    from llamadiag.features.probe import Answer, extract
+    from llamadiag.source.probe import Answer, extract
 
     spec = builtin_format(ProbeSpec)
     props = {"build_info": "b0-unknown", "default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}
