@@ -70,7 +70,8 @@ def test_form_post_renders_the_report(client: TestClient) -> None:
 def test_form_uses_version_and_cmdline_fields(client: TestClient) -> None:
     r = client.post("/", data={"log": SEED_SNIPPET, "version_text": SEED_VERSION, "cmdline": SEED_CMD})
     assert r.status_code == 200
-    assert "Confirmed" in r.text and "build b11503" in r.text
+    # a snippet with its version and command line: likely (never confirmed), with the build used
+    assert "Likely" in r.text and "build b11503" in r.text
 
 
 def test_near_miss_is_not_the_seed_case(client: TestClient) -> None:
