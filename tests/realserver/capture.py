@@ -142,6 +142,7 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
                         "body": _short(req.body),
                         **({"headers": req.headers} if req.headers else {}),
                         "status": [g[0] for g in got],
+                        "response": _shorten(got[0][1], 240),
                     })
                 time.sleep(0.5)
         finally:
@@ -172,6 +173,11 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
         "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t0)),
         "wall_s": round(time.time() - t0, 1),
     }
+
+
+def _shorten(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n] + "..."
 
 
 def _short(body):

@@ -117,7 +117,7 @@ SCENARIOS: list[Scenario] = [
              "an embedding model (bert, mean pooling) answering /v1/embeddings",
              [Req("GET", "/health"), Req("POST", "/v1/embeddings", {"input": ["hello world", "second text"]})]),
     Scenario("healthy-draft-same-vocab", ["llama-spm"],
-             ["-m", "llama-spm.gguf", "-md", "llama-spm.gguf", "-c", "2048", "--spec-type", "draft"],
+             ["-m", "llama-spm.gguf", "-md", "llama-spm.gguf", "-c", "2048", "--spec-type", "draft-simple"],
              "speculative decoding with a draft of the same vocab (works; acceptance lines)",
              [Req("POST", "/completion", completion(n=48)), Req("POST", "/v1/chat/completions", chat(n=32))]),
     # ---------------------------------------------------------------- context / KV cache
@@ -204,7 +204,7 @@ SCENARIOS: list[Scenario] = [
               Req("POST", "/v1/chat/completions", chat("weather in Paris?", 48, tools=TOOLS, tool_choice="required"))]),
     # ---------------------------------------------------------------- speculative
     Scenario("draft-other-vocab", ["llama-spm", "draft-gpt2"],
-             ["-m", "llama-spm.gguf", "-md", "draft-gpt2.gguf", "--spec-type", "draft", "-c", "1024"],
+             ["-m", "llama-spm.gguf", "-md", "draft-gpt2.gguf", "--spec-type", "draft-simple", "-c", "1024"],
              "a draft model whose vocab (gpt-2) differs from the target's (llama-spm)",
              [Req("POST", "/completion", completion(n=32))]),
     Scenario("draft-mtp-without-mtp-layers", ["llama-spm"],
@@ -237,23 +237,30 @@ SCENARIOS: list[Scenario] = [
              router_dir=["llama-spm", "broken-magic"], startup_timeout_s=90.0),
 ]
 
-# item 4 of issue 14 (the #30204 seed family): MTP draft + mmproj + an image request
+# item 4 of issue 14 (the #30204 seed family): MTP draft + mmproj + an image request. step35 is an
+# MTP architecture whose graph takes image embeddings without M-RoPE (glm4moe aborts on them).
+SEED_ARGS = ["--mmproj", "mmproj-mlp.gguf", "--spec-type", "draft-mtp", "-c", "4096", "-np", "4"]
 SCENARIOS += [
-    Scenario("seed-mtp-image-default", ["glm4moe-mtp", "mmproj-mlp"],
-             ["-m", "glm4moe-mtp.gguf", "--mmproj", "mmproj-mlp.gguf", "--spec-type", "draft-mtp", "-c", "4096",
-              "-np", "4"],
-             "the #30204 setup: MTP draft (glm4moe nextn block) + mmproj; text requests, then image requests",
-             [Req("POST", "/v1/chat/completions", chat(n=32)),
-              Req("POST", "/v1/chat/completions", image_chat()),
-              Req("POST", "/v1/chat/completions", image_chat("And this one?")),
-              Req("POST", "/v1/chat/completions", chat("Thanks, one more question.", 32))]),
-    Scenario("seed-mtp-image-lv4", ["glm4moe-mtp", "mmproj-mlp"],
-             ["-m", "glm4moe-mtp.gguf", "--mmproj", "mmproj-mlp.gguf", "--spec-type", "draft-mtp", "-c", "4096",
-              "-np", "4", "-lv", "4"],
-             "the #30204 setup at -lv 4 (build line, spec and mtmd trace)",
+    Scenario("seed-mtp-image-default", ["step35-mtp", "mmproj-mlp"], ["-m", "step35-mtp.gguf", *SEED_ARGS],
+             "the #30204 setup: MTP draft (step35 nextn block) + mmproj; a text request, two image requests, "
+             "a text request", [Req("POST", "/v1/chat/completions", chat(n=32)),
+                                Req("POST", "/v1/chat/completions", image_chat()),
+                                Req("POST", "/v1/chat/completions", image_chat("And this one?")),
+                                Req("POST", "/v1/chat/completions", chat("Thanks, one more question.", 32))],
+             live=True),
+    Scenario("seed-mtp-image-lv4", ["step35-mtp", "mmproj-mlp"], ["-m", "step35-mtp.gguf", *SEED_ARGS, "-lv", "4"],
+             "the #30204 setup at -lv 4 (build line, loader block, spec and mtmd trace)",
              [Req("POST", "/v1/chat/completions", chat(n=32)),
               Req("POST", "/v1/chat/completions", image_chat()),
               Req("POST", "/v1/chat/completions", chat("Thanks, one more question.", 32))]),
+    Scenario("seed-no-spec-image", ["step35-mtp", "mmproj-mlp"],
+             ["-m", "step35-mtp.gguf", "--mmproj", "mmproj-mlp.gguf", "-c", "4096", "-np", "4"],
+             "near miss of the seed: the same model and mmproj without --spec-type; image requests work",
+             [Req("POST", "/v1/chat/completions", image_chat()), Req("POST", "/v1/chat/completions", chat(n=16))]),
+    Scenario("mmproj-glm4moe-without-mrope", ["glm4moe-mtp", "mmproj-mlp"],
+             ["-m", "glm4moe-mtp.gguf", *SEED_ARGS],
+             "an mmproj beside a glm4moe text model without M-RoPE sections: the image request aborts the server",
+             [Req("POST", "/v1/chat/completions", chat(n=16)), Req("POST", "/v1/chat/completions", image_chat())]),
 ]
 
 BY_NAME = {s.name: s for s in SCENARIOS}

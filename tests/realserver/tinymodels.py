@@ -21,6 +21,8 @@ Recipes (the names are what scenarios.py and provenance.yaml refer to):
   template-broken    llama-spm whose chat template has an unclosed {% for %}
   glm4moe-mtp        glm4moe (GLM-4.5 family), llama-spm vocab, n_embd 128, 2 heads (64), 2 trunk blocks
                      (dense + MoE, 4 experts) + 1 MTP (nextn) block
+  step35-mtp         step35 (Step-3.x-Flash family), llama-spm vocab, n_embd 128, 2 heads (64), 2 dense
+                     trunk blocks (the first sliding-window) + 1 MTP (nextn) block, no M-RoPE
   mmproj-mlp         LLaVA-style mmproj (projector mlp), 32x32 images, 16x16 patches -> 4 tokens, 1 block
 """
 
@@ -266,6 +268,61 @@ def write_glm4moe_mtp(out: Path) -> Path:
     return out
 
 
+def write_step35_mtp(out: Path) -> Path:
+    """step35 (Step-3.x-Flash family) with one MTP block: 2 dense trunk blocks + blk.2 (dense + nextn)."""
+    import numpy as np  # noqa: PLC0415
+
+    gguf = _gguf()
+    n_embd, n_head, n_ff, n_trunk, ctx = 128, 2, 256, 2, 4096
+    hd = n_embd // n_head
+    n_vocab = _vocab_size(gguf, "llama-spm")
+    rng = np.random.default_rng(5678)
+
+    def rnd(*shape, dtype=np.float16):
+        return (rng.standard_normal(shape, dtype=np.float32) * 0.02).astype(dtype)
+
+    def ones(n):
+        return np.ones((n,), dtype=np.float32)
+
+    t = [("token_embd.weight", rnd(n_vocab, n_embd)), ("output_norm.weight", ones(n_embd)),
+         ("output.weight", rnd(n_vocab, n_embd))]
+    for i in range(n_trunk + 1):
+        b = f"blk.{i}."
+        t += [(b + "attn_norm.weight", ones(n_embd)), (b + "attn_q.weight", rnd(n_embd, n_embd)),
+              (b + "attn_k.weight", rnd(n_embd, n_embd)), (b + "attn_v.weight", rnd(n_embd, n_embd)),
+              (b + "attn_output.weight", rnd(n_embd, n_embd)), (b + "ffn_norm.weight", ones(n_embd)),
+              (b + "ffn_gate.weight", rnd(n_ff, n_embd)), (b + "ffn_up.weight", rnd(n_ff, n_embd)),
+              (b + "ffn_down.weight", rnd(n_embd, n_ff))]
+        if i == n_trunk:
+            t += [(b + "nextn.eh_proj.weight", rnd(n_embd, 2 * n_embd)), (b + "nextn.enorm.weight", ones(n_embd)),
+                  (b + "nextn.hnorm.weight", ones(n_embd)), (b + "nextn.shared_head_norm.weight", ones(n_embd))]
+    w = gguf.GGUFWriter(out, "step35")
+    w.add_name("llamadiag tiny step35-mtp")
+    w.add_context_length(ctx)
+    w.add_embedding_length(n_embd)
+    w.add_block_count(n_trunk + 1)
+    w.add_feed_forward_length(n_ff)
+    w.add_expert_feed_forward_length(0)
+    w.add_uint32("step35.nextn_predict_layers", 1)
+    w.add_uint32("step35.attention.sliding_window", 512)
+    w.add_array("step35.attention.sliding_window_pattern", [1] + [0] * n_trunk)
+    w.add_head_count(n_head)
+    w.add_head_count_kv(n_head)
+    w.add_layer_norm_rms_eps(1e-5)
+    w.add_rope_freq_base(10000.0)
+    w.add_rope_dimension_count(hd)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16)
+    _copy_tokenizer(gguf, w, "llama-spm")
+    w.add_chat_template(LLAMA_TEMPLATE)
+    for name, data in t:
+        w.add_tensor(name, data)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return out
+
+
 def write_mmproj_mlp(out: Path, n_embd_text: int = 128) -> Path:
     """A LLaVA-style mmproj (projector "mlp"): 32x32 images, 16x16 patches (4 image tokens), 1 ViT block."""
     import numpy as np  # noqa: PLC0415
@@ -368,7 +425,8 @@ def make_all(out_dir: Path | None = None) -> dict[str, Path]:
     if not p.exists():
         write_model("llama-spm", p, template=BROKEN_TEMPLATE)
     got["template-broken"] = p
-    for name, fn in (("glm4moe-mtp", write_glm4moe_mtp), ("mmproj-mlp", write_mmproj_mlp)):
+    for name, fn in (("glm4moe-mtp", write_glm4moe_mtp), ("step35-mtp", write_step35_mtp),
+                     ("mmproj-mlp", write_mmproj_mlp)):
         p = d / f"{name}.gguf"
         if not p.exists():
             fn(p)
