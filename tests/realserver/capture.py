@@ -54,7 +54,7 @@ def http(port: int, req: sc.Req) -> tuple[int, str]:
             return resp.status, resp.read(400).decode("utf-8", "replace")
     except urllib.error.HTTPError as e:
         return e.code, e.read(400).decode("utf-8", "replace")
-    except Exception as e:  # noqa: BLE001 - a refused or timed-out request is a result too
+    except Exception as e:
         return 0, f"{type(e).__name__}: {e}"
 
 
@@ -71,7 +71,7 @@ def wait_health(proc: subprocess.Popen, port: int, timeout_s: float) -> str:
 
 
 def model_recipes(names: list[str]) -> dict[str, str]:
-    import tinymodels  # noqa: PLC0415
+    import tinymodels
 
     out = {}
     for n in names:
@@ -88,7 +88,7 @@ def model_recipes(names: list[str]) -> dict[str, str]:
 def ensure_models(models: Path) -> None:
     """Write the tiny models with a Python that has numpy (this one, else python3)."""
     try:
-        import numpy  # noqa: F401, PLC0415
+        import numpy  # noqa: F401
 
         exe = sys.executable
     except ImportError:
@@ -189,6 +189,7 @@ def _short(body):
 
 _MASKS = [
     (re.compile(r"\x1b\[[0-9;]*m"), ""),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<addr>"),
     (re.compile(r"(?:/[\w.+-]+)+/?"), "<path>"),
     (re.compile(r"\b[0-9a-f]{7,40}\b"), "<hex>"),
     (re.compile(r"\d+(?:\.\d+)*"), "N"),
@@ -196,10 +197,10 @@ _MASKS = [
 
 
 def line_template(line: str) -> str:
-    """A log line with colours, paths, hashes and numbers masked: its shape."""
+    """A log line with colours, paths, hashes and numbers masked and padding collapsed: its shape."""
     for rx, rep in _MASKS:
         line = rx.sub(rep, line)
-    return line.rstrip()
+    return " ".join(line.split())
 
 
 def main() -> int:
@@ -216,7 +217,7 @@ def main() -> int:
     chosen = [sc.BY_NAME[n] for n in args.scenario] if args.scenario else sc.SCENARIOS
     args.out.mkdir(parents=True, exist_ok=True)
     prov_path = args.out / "provenance.yaml"
-    import yaml  # noqa: PLC0415
+    import yaml
 
     prov = {}
     if prov_path.exists():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+
 def tiny_png(size: int = 32) -> str:
     """A size x size RGB gradient as a PNG data URI (standard library only)."""
     import base64

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import LIVE_MISSING
 
 if LIVE_MISSING:

@@ -67,7 +67,7 @@ def _gguf():
     src = build.source_dir() / "gguf-py"
     if src.is_dir():
         sys.path.insert(0, str(src))
-    import gguf  # noqa: PLC0415
+    import gguf
 
     return gguf
 
@@ -109,7 +109,7 @@ def write_model(
     pre: str | None = None,
     template: str | None = None,
 ) -> list[Path]:
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     gguf = _gguf()
     rc = RECIPES[name]
@@ -205,7 +205,7 @@ def write_model(
 
 def write_glm4moe_mtp(out: Path) -> Path:
     """glm4moe (GLM-4.5 family) with one MTP (nextn) block: 2 trunk blocks (dense, MoE) + blk.2 nextn."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     gguf = _gguf()
     n_embd, n_head, n_ff, n_ff_exp, n_expert, n_trunk, ctx = 128, 2, 256, 64, 4, 2, 4096
@@ -270,7 +270,7 @@ def write_glm4moe_mtp(out: Path) -> Path:
 
 def write_step35_mtp(out: Path) -> Path:
     """step35 (Step-3.x-Flash family) with one MTP block: 2 dense trunk blocks + blk.2 (dense + nextn)."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     gguf = _gguf()
     n_embd, n_head, n_ff, n_trunk, ctx = 128, 2, 256, 2, 4096
@@ -325,7 +325,7 @@ def write_step35_mtp(out: Path) -> Path:
 
 def write_mmproj_mlp(out: Path, n_embd_text: int = 128) -> Path:
     """A LLaVA-style mmproj (projector "mlp"): 32x32 images, 16x16 patches (4 image tokens), 1 ViT block."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
 
     gguf = _gguf()
     n_embd, n_ff, patch, image = 64, 128, 16, 32
