@@ -46,7 +46,7 @@ def free_port() -> int:
 
 
 def http(port: int, req: sc.Req) -> tuple[int, str]:
-    data = json.dumps(req.body).encode() if req.body is not None else None
+    data = req.raw if req.raw is not None else (json.dumps(req.body).encode() if req.body is not None else None)
     headers = {"Content-Type": "application/json", **req.headers}
     r = urllib.request.Request(f"http://127.0.0.1:{port}{req.path}", data=data, method=req.method, headers=headers)
     try:
@@ -122,6 +122,9 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
         if s.ulimit_v_kb:
             b = s.ulimit_v_kb * 1024
             resource.setrlimit(resource.RLIMIT_AS, (b, b))
+        if s.ulimit_l_kb:
+            b = s.ulimit_l_kb * 1024
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, (b, b))
 
     t0 = time.time()
     results = []
@@ -139,7 +142,7 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
                         got = [http(port, req)]
                     results.append({
                         "request": f"{req.method} {req.path}" + (f" x{req.parallel}" if req.parallel > 1 else ""),
-                        "body": _short(req.body),
+                        "body": _short(req.body) if req.raw is None else req.raw.decode("utf-8", "replace"),
                         **({"headers": req.headers} if req.headers else {}),
                         "status": [g[0] for g in got],
                         "response": _shorten(got[0][1], 240),
@@ -158,6 +161,8 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
     shown = ["llama-server", *argv]
     if s.ulimit_v_kb:
         shown = ["ulimit", "-v", str(s.ulimit_v_kb), ";", *shown]
+    if s.ulimit_l_kb:
+        shown = ["ulimit", "-l", str(s.ulimit_l_kb), ";", *shown]
     return {
         "scenario": s.name,
         "build": build.BUILD_NUMBER,

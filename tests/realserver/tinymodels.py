@@ -23,6 +23,7 @@ Recipes (the names are what scenarios.py and provenance.yaml refer to):
                      (dense + MoE, 4 experts) + 1 MTP (nextn) block
   step35-mtp         step35 (Step-3.x-Flash family), llama-spm vocab, n_embd 128, 2 heads (64), 2 dense
                      trunk blocks (the first sliding-window) + 1 MTP (nextn) block, no M-RoPE
+  mmproj-mlp-256     the same mmproj projecting to 256 dimensions (text models here have 128)
   mmproj-mlp         LLaVA-style mmproj (projector mlp), 32x32 images, 16x16 patches -> 4 tokens, 1 block
 """
 
@@ -426,7 +427,7 @@ def make_all(out_dir: Path | None = None) -> dict[str, Path]:
         write_model("llama-spm", p, template=BROKEN_TEMPLATE)
     got["template-broken"] = p
     for name, fn in (("glm4moe-mtp", write_glm4moe_mtp), ("step35-mtp", write_step35_mtp),
-                     ("mmproj-mlp", write_mmproj_mlp)):
+                     ("mmproj-mlp", write_mmproj_mlp), ("mmproj-mlp-256", lambda q: write_mmproj_mlp(q, 256))):
         p = d / f"{name}.gguf"
         if not p.exists():
             fn(p)
