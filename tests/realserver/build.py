@@ -156,6 +156,9 @@ def main() -> int:
     if args.where:
         print(server_path())
         return 0 if server_path().exists() else 1
+    if server_path().exists() and not args.force:
+        print(server_path())
+        return 0
     missing = toolchain_missing()
     if missing:
         msg = f"real llama-server not built: {', '.join(missing)} missing; live tests will be skipped"
