@@ -73,6 +73,17 @@ def wait_health(proc: subprocess.Popen, port: int, timeout_s: float) -> str:
 def model_recipes(names: list[str]) -> dict[str, str]:
     import tinymodels
 
+    described: dict[str, str] = {}
+    current = None
+    for ln in (tinymodels.__doc__ or "").splitlines():
+        m = re.match(r"^  ([\w-]+)\s{2,}(.*)$", ln)
+        if m:
+            current = m.group(1)
+            described[current] = m.group(2).strip()
+        elif current and ln.startswith("      ") and ln.strip():
+            described[current] += " " + ln.strip()
+        else:
+            current = None
     out = {}
     for n in names:
         if n in tinymodels.RECIPES:
@@ -80,8 +91,7 @@ def model_recipes(names: list[str]) -> dict[str, str]:
             out[n] = (f"{r['arch']}, vocab ggml-vocab-{r['vocab']}.gguf, n_embd {r['n_embd']}, "
                       f"{r['n_head']} heads, n_ff {r['n_ff']}, {r['n_layer']} blocks, ctx {r['ctx']}, f16 random")
         else:
-            out[n] = next((ln.strip() for ln in (tinymodels.__doc__ or "").splitlines()
-                           if ln.strip().startswith(n + " ")), n)
+            out[n] = described.get(n, n)
     return out
 
 
