@@ -76,6 +76,28 @@ def toolchain_missing() -> list[str]:
     return [t for t in ("cmake", "g++") if shutil.which(t) is None]
 
 
+def _has_numpy() -> bool:
+    import importlib.util
+
+    if importlib.util.find_spec("numpy"):
+        return True
+    py = shutil.which("python3")
+    return bool(py) and subprocess.run([py, "-c", "import numpy"], capture_output=True).returncode == 0
+
+
+def live_missing() -> str | None:
+    """Why the live tests cannot run here (one line), or None when they can."""
+    if not server_path().exists():
+        missing = toolchain_missing()
+        if missing:
+            return f"real llama-server tests skipped: {', '.join(missing)} missing (committed corpus still runs)"
+        return (f"real llama-server tests skipped: no binary at {server_path()}; "
+                "run python tests/realserver/build.py (committed corpus still runs)")
+    if not _has_numpy():
+        return "real llama-server tests skipped: numpy (for the tiny models) missing (committed corpus still runs)"
+    return None
+
+
 def log(msg: str) -> None:
     print(f"realserver-build: {msg}", file=sys.stderr, flush=True)
 

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import LIVE_MISSING
-
-if LIVE_MISSING:
-    pytest.skip(LIVE_MISSING, allow_module_level=True)
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import build  # noqa: E402
+
+if build.live_missing():
+    pytest.skip(build.live_missing(), allow_module_level=True)
+
 import capture  # noqa: E402
 import scenarios as sc  # noqa: E402
 
