@@ -116,13 +116,14 @@ def fetch_source(dest: Path) -> None:
             raise SystemExit(f"expected one sdist archive, found {archives}")
         with tarfile.open(archives[0]) as tf:
             members = [m for m in tf.getmembers() if "/vendor/llama.cpp/" in m.name + "/"]
-            tf.extractall(tmp, members=members, filter="data")
+            try:
+                tf.extractall(tmp, members=members, filter="data")
+            except TypeError:  # Python < 3.11.4 has no extraction filters
+                tf.extractall(tmp, members=members)
         vend = next(Path(tmp).glob("*/vendor/llama.cpp"))
-        changelog = next(Path(tmp).glob("*/CHANGELOG.md"), None)
         if dest.exists():
             shutil.rmtree(dest)
         shutil.move(str(vend), str(dest))
-        del changelog
 
 
 def run_build(force: bool = False) -> Path:
