@@ -1,0 +1,1 @@
+"""Tests against the real llama-server (see docs/real-server.md)."""

@@ -1,0 +1,77 @@
+"""The logs captured from the real llama-server (sample_logs/real/) against expected.yaml.
+
+Runs on every run; no binary needed. Per scenario, expected.yaml holds the cause labelled from
+what the server did (a class slug and prose) and one of:
+  healthy: true          no finding at error or above, nothing from must_not
+  expect_rules: [ids]    each of these rules finds it; any other finding at error or above is a
+                         wrong diagnosis unless listed in also
+  rule: missing          no rule knows this cause yet (reason says why); at least nothing may
+                         diagnose it confidently (confirmed/likely) as another cause at error or above
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from llamadiag.ruletools.selftest import analyze_file
+
+HERE = Path(__file__).resolve().parent
+REAL = HERE.parent.parent / "sample_logs" / "real"
+EXPECTED = yaml.safe_load((HERE / "expected.yaml").read_text())["scenarios"]
+SERIOUS = {"error", "critical"}
+CONFIDENT = {"confirmed", "regression", "likely"}
+
+
+def _findings(knowledge, entry):
+    report = analyze_file(knowledge, REAL / f"{entry['scenario']}.log")
+    seen = {}
+    for f in report.findings:
+        seen.setdefault(f.rule_id, f)
+    return seen
+
+
+@pytest.mark.parametrize("entry", EXPECTED, ids=[e["scenario"] for e in EXPECTED])
+def test_real_log_verdict(knowledge, entry) -> None:
+    got = _findings(knowledge, entry)
+    must_not = set(entry.get("must_not") or [])
+    wrong = sorted(must_not & set(got))
+    assert not wrong, f"must_not rules fired: {wrong}"
+    also = set(entry.get("also") or [])
+    if entry.get("healthy"):
+        bad = {r: f"{f.severity}/{f.confidence}" for r, f in got.items() if f.severity in SERIOUS and r not in also}
+        assert not bad, f"healthy log got serious findings: {bad}"
+    elif entry.get("rule") == "missing":
+        assert entry.get("reason"), "a `rule: missing` entry needs a reason"
+        bad = {r: f"{f.severity}/{f.confidence}" for r, f in got.items()
+               if f.severity in SERIOUS and f.confidence in CONFIDENT and r not in also}
+        assert not bad, f"no rule knows {entry['cause']}, yet another cause was diagnosed: {bad}"
+    else:
+        want = entry.get("expect_rules") or []
+        assert want, "an entry needs healthy, expect_rules or rule: missing"
+        missing = [r for r in want if r not in got]
+        assert not missing, f"expected {missing}, got {sorted(got)}"
+        for r, conf in (entry.get("confidence") or {}).items():
+            assert got[r].confidence == conf, f"{r}: expected {conf}, got {got[r].confidence}"
+        extra = {r: f"{f.severity}/{f.confidence}" for r, f in got.items()
+                 if f.severity in SERIOUS and r not in want and r not in also}
+        assert not extra, f"other serious findings besides {want}: {extra}"
+
+
+def test_every_real_log_is_labelled() -> None:
+    logs = {p.stem for p in REAL.glob("*.log")}
+    labelled = {e["scenario"] for e in EXPECTED}
+    assert logs == labelled, f"unlabelled: {sorted(logs - labelled)}, no log: {sorted(labelled - logs)}"
+
+
+def test_every_real_log_has_provenance() -> None:
+    prov = yaml.safe_load((REAL / "provenance.yaml").read_text())["logs"]
+    by = {p["scenario"]: p for p in prov}
+    for e in EXPECTED:
+        p = by.get(e["scenario"])
+        assert p, f"{e['scenario']}: no provenance"
+        assert p["build"] == 11312 and p["commit"] == "0c1e57098"
+        assert p["command_line"].startswith(("llama-server", "ulimit"))
+        assert "date" in p and "requests" in p and "models" in p
