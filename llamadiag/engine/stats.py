@@ -73,7 +73,9 @@ class Series:
         if not self.count:
             return {"count": 0}
         ordered = sorted(self.sample)
-        q = statistics.quantiles(ordered, n=10) if len(ordered) > 1 else [ordered[0]] * 9
+        # inclusive: p10 and p90 stay within the observed values (the default extrapolates on a
+        # small sample: two requests gave a negative p10 of tokens per second)
+        q = statistics.quantiles(ordered, n=10, method="inclusive") if len(ordered) > 1 else [ordered[0]] * 9
         return {
             "count": self.count,
             "median": round(statistics.median(ordered), 2),

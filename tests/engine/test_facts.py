@@ -85,3 +85,13 @@ def test_restart_opens_a_new_run_with_new_facts(knowledge) -> None:
 
     report = analyze_text(knowledge, log)
     assert [r.facts.get("build") for r in report.runs] == [9048, 9150]
+
+
+def test_percentiles_stay_within_the_observed_values() -> None:
+    from llamadiag.engine.stats import Series
+
+    s = Series()
+    for v in (12.5, 9800.0):  # two requests: the default method would give p10 < 0
+        s.add(v)
+    out = s.summary()
+    assert 12.5 <= out["p10"] <= out["median"] <= out["p90"] <= 9800.0
