@@ -1,8 +1,9 @@
 """The shipped format files that the features read, loaded and validated once per process.
 
 The engine's own formats (envelope, versions, eras, runs, stats, facts, flags) travel inside
-`Knowledge`; these four are read only by the command that needs them (a redacted output, the
-unmatched-line templates, a lookup, a bug-report draft), so they are loaded on first use.
+`Knowledge`; these are read only by the command that needs them (a redacted output, the
+unmatched-line templates and the unsettled reports they may match, a lookup, a bug-report
+draft), so they are loaded on first use.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ FILES: dict[type[Strict], str] = {
     fm.TemplatingSpec: "templating.yaml",
     fm.LookupWords: "lookup.yaml",
     fm.OsHints: "bugreport.yaml",
+    fm.Unsettled: "unsettled.yaml",
 }
 
 
