@@ -105,9 +105,7 @@ def _unsettled_literals() -> regex.Pattern[str]:
     return regex.compile("|".join(regex.escape(x) for x in sorted(literals)) or r"(?!x)x")
 
 
-def looks_like(
-    lines: Iterable[str], findings: Collection[str] = (), limit: int = MAX_LOOKS_LIKE
-) -> list[LooksLike]:
+def looks_like(lines: Iterable[str], findings: Collection[str] = (), limit: int = MAX_LOOKS_LIKE) -> list[LooksLike]:
     """The known unsettled reports (open ones first) that any of `lines` matches, at most `limit`.
 
     A report whose `explained_by` rule is among `findings` (rule ids) is left out: that rule

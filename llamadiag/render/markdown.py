@@ -180,9 +180,7 @@ def looks_like_md(reports: list[LooksLike]) -> str:
     """` — looks like [#NNNN](url) (open, no known fix)` for a template's known reports, or ''."""
     if not reports:
         return ""
-    return " — looks like " + "; ".join(
-        f"[#{x.issue}]({x.url}) ({esc(x.state_words)}, no known fix)" for x in reports
-    )
+    return " — looks like " + "; ".join(f"[#{x.issue}]({x.url}) ({esc(x.state_words)}, no known fix)" for x in reports)
 
 
 def possibly_same_md(reports: list[LooksLike]) -> list[str]:
