@@ -9,15 +9,20 @@ Used by `llamadiag report` and reusable by `explain --unmatched`. API:
     UnmatchedCollector: an `Analyzer.on_entry` hook (run the Analyzer with every_line=True);
         UnmatchedCollector([r.rule.id for r in knowledge.rules]); .templates(report) -> the
         templates not explained by report.findings
+    looks_like(lines, findings=()) -> list[LooksLike]   # known unsettled reports the lines match
 
 A line counts as explained when it holds a signature literal of a rule that produced a
 finding (the finding's evidence and its echoes, e.g. "decode() failed: <the same error>").
 Masks and the error/warning words live in rules/formats/templating.yaml.
+
+Each template also carries `looks_like`: the known llama.cpp reports whose cause is not settled
+(rules/formats/unsettled.yaml) that its example lines match, so the reader sees "looks like
+#NNNN (open, no known fix)" and can add to that thread instead of filing a duplicate.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from functools import lru_cache
 
 import regex
@@ -26,14 +31,29 @@ from pydantic import BaseModel, Field
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
 from llamadiag.engine.literals import Target
-from llamadiag.knowledge.formatmodel import TemplatingSpec
+from llamadiag.knowledge.formatmodel import TemplatingSpec, Unsettled
 from llamadiag.knowledge.formats import builtin_format
 from llamadiag.lines import strip_controls
 
 MAX_EXAMPLES = 3
 MAX_TEMPLATES = 2000  # bounded memory on a huge log: later new templates are only counted
+MAX_LOOKS_LIKE = 3
+ISSUE_URL = "https://github.com/ggml-org/llama.cpp/issues/{}"
 
 
+class LooksLike(BaseModel):
+    """A known llama.cpp report whose cause is not settled, matched by a template's lines."""
+
+    issue: int
+    title: str
+    state: str = Field(description="open | closed-stale | closed-unresolved (rules/formats/unsettled.yaml).")
+    note: str = Field(description="What the thread establishes, and what it does not.")
+    url: str
+    state_words: str = Field(description="The state in words, e.g. 'closed as stale'.")
+
+    def label(self) -> str:
+        """`#NNNN (open, no known fix)`."""
+        return f"#{self.issue} ({self.state_words}, no known fix)"
 
 
 class LineTemplate(BaseModel):
@@ -45,6 +65,9 @@ class LineTemplate(BaseModel):
     first_line: int
     last_line: int
     examples: list[tuple[int, str]] = Field(default_factory=list, description="(line, text) of the first occurrences.")
+    looks_like: list[LooksLike] = Field(
+        default_factory=list, description="Known reports with no settled cause whose lines the examples match."
+    )
 
 
 @lru_cache(maxsize=1)
@@ -56,6 +79,47 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
         [(regex.compile(m.regex), m.token) for m in spec.masks],
         regex.compile(spec.benign or r"(?!x)x"),
     )
+
+
+@lru_cache(maxsize=1)
+def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[str], LooksLike]]:
+    spec = builtin_format(Unsettled)
+    out = []
+    # open reports first (the thread to add to), then the newest
+    for r in sorted(spec.reports, key=lambda r: (r.state != "open", -r.issue)):
+        ll = LooksLike(
+            issue=r.issue,
+            title=r.title,
+            state=r.state,
+            note=" ".join(r.known.split()),
+            url=ISSUE_URL.format(r.issue),
+            state_words=spec.states[r.state],
+        )
+        out.append(([(p.literal, regex.compile(p.regex)) for p in r.lines], frozenset(r.explained_by), ll))
+    return out
+
+
+@lru_cache(maxsize=1)
+def _unsettled_literals() -> regex.Pattern[str]:
+    literals = {lit for patterns, _, _ in _unsettled() for lit, _ in patterns}
+    return regex.compile("|".join(regex.escape(x) for x in sorted(literals)) or r"(?!x)x")
+
+
+def looks_like(lines: Iterable[str], findings: Collection[str] = (), limit: int = MAX_LOOKS_LIKE) -> list[LooksLike]:
+    """The known unsettled reports (open ones first) that any of `lines` matches, at most `limit`.
+
+    A report whose `explained_by` rule is among `findings` (rule ids) is left out: that rule
+    already names the cause of such lines in this log."""
+    texts = list(lines)
+    found = []
+    for patterns, settled_by, ll in _unsettled():
+        if settled_by.intersection(findings):
+            continue
+        if any(lit in t and pat.search(t) for t in texts for lit, pat in patterns):
+            found.append(ll)
+            if len(found) >= limit:
+                break
+    return found
 
 
 def mask(text: str) -> str:
@@ -76,7 +140,11 @@ def level_of(level: str | None, text: str) -> str | None:
         return None  # an I or D line the log itself marked as such
     if error_like.search(text):
         return "E"
-    return "W" if warning_like.search(text) else None
+    if warning_like.search(text):
+        return "W"
+    # a line with no level and no error word that a known unsettled report posted as its failure
+    # ("vk::Device::createComputePipeline: ErrorUnknown", "Output buffer size mismatch")
+    return "E" if _unsettled_literals().search(text) else None
 
 
 class _Group:
@@ -127,7 +195,10 @@ def _finish(groups: dict[str, _Group], explained: set[str], limit: int) -> list[
         if not (g.rules & explained)
     ]
     out.sort(key=lambda t: (t.level != "E", -t.count, t.first_line))
-    return out[:limit]
+    out = out[:limit]
+    for t in out:
+        t.looks_like = looks_like((text for _, text in t.examples), explained)
+    return out
 
 
 class UnmatchedCollector:

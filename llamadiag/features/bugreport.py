@@ -7,7 +7,9 @@ API (the `report` command; the desk may call it too):
 The form's fields (Name and Version, Operating systems, GGML backends, Hardware, Models,
 Problem description & steps to reproduce, First Bad Commit, Relevant log output) are filled
 from the run's facts; what the log cannot tell becomes a question for the reporter.
-`templates` are the unexplained warning/error lines (templating.py).
+`templates` are the unexplained warning/error lines (engine/unmatched.py). When their lines match
+a known report whose cause is not settled (rules/formats/unsettled.yaml), the draft says so first:
+"Possibly the same as #NNNN (open): add your details there instead of filing a new issue".
 """
 
 from __future__ import annotations
@@ -18,17 +20,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from llamadiag.engine.findings import Report, RunOut
-from llamadiag.engine.unmatched import LineTemplate
+from llamadiag.engine.unmatched import LineTemplate, LooksLike
 from llamadiag.features.redact import RedactionSummary, Redactor
 from llamadiag.knowledge.formatmodel import OsHints
 from llamadiag.knowledge.formats import builtin_format
 from llamadiag.mdtext import fence
 
 MAX_LOG_LINES = 40
-
-
-
-
+MAX_POSSIBLY_SAME = 3
 
 
 class BugReport(BaseModel):
@@ -46,6 +45,10 @@ class BugReport(BaseModel):
     templates: list[LineTemplate] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
     known_findings: list[str] = Field(default_factory=list, description="Rules that did match: check them first.")
+    possibly_same: list[LooksLike] = Field(
+        default_factory=list,
+        description="Known reports with no settled cause that the unexplained lines match: add to them first.",
+    )
     redaction: RedactionSummary = Field(default_factory=RedactionSummary)
 
 
@@ -174,6 +177,15 @@ def _problem(f: dict[str, Any], templates: list[LineTemplate], questions: list[s
     return "\n".join(lines)
 
 
+def _possibly_same(templates: list[LineTemplate]) -> list[LooksLike]:
+    """Known reports the templates match, errors first, each once, open ones before closed ones."""
+    seen: dict[int, LooksLike] = {}
+    for t in sorted(templates, key=lambda t: t.level != "E"):
+        for x in t.looks_like:
+            seen.setdefault(x.issue, x)
+    return sorted(seen.values(), key=lambda x: x.state != "open")[:MAX_POSSIBLY_SAME]
+
+
 def draft_report(report: Report, templates: list[LineTemplate], redactor: Redactor | None = None) -> BugReport:
     """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates."""
     r = redactor or Redactor()
@@ -198,6 +210,7 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         templates=templates,
         questions=[*questions, "Did an older build work? Which one (for First Bad Commit)?"],
         known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
+        possibly_same=_possibly_same(templates),
     )
     r.learn(report.model_dump())
     draft = r.model(draft)

@@ -3,9 +3,10 @@ era fingerprints, run boundaries, statistics lines, facts and flags."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from llamadiag.knowledge.rulemodel import Strict
 
@@ -350,3 +351,44 @@ class ProbeSpec(Strict):
     version: ProbeVersion
     router: ProbeRouter
     facts: list[ProbeFact]
+
+
+class UnsettledLine(Strict):
+    """A pattern of a distinctive line as the reports posted it."""
+
+    regex: str
+    literal: str = Field(description="A substring every matching line holds (checked before the regex).")
+
+
+class UnsettledReport(Strict):
+    """A llama.cpp report whose cause is not settled: open, or closed without a fix or a stated cause."""
+
+    issue: int = Field(gt=0, description="The ggml-org/llama.cpp issue number.")
+    title: str = Field(description="The issue's title as filed.")
+    state: str = Field(description="A key of `states` (open, closed-stale, closed-unresolved).")
+    subsystem: str
+    lines: list[UnsettledLine] = Field(min_length=1, description="A line matches when any entry does.")
+    examples: list[str] = Field(min_length=1, description="The line(s) verbatim as posted in the thread.")
+    known: str = Field(description="What the thread establishes, and what it does not.")
+    explained_by: list[str] = Field(
+        default_factory=list,
+        description="Rule ids whose finding, when present, settles these lines: the hint is then left out.",
+    )
+    checked: date = Field(description="When the thread's state was last looked at.")
+
+
+class Unsettled(Strict):
+    """rules/formats/unsettled.yaml: known reports of unexplained failures, for `--unmatched` and `report`."""
+
+    states: dict[str, str] = Field(description="State -> the words shown for it (e.g. 'closed as stale').")
+    reports: list[UnsettledReport]
+
+    @model_validator(mode="after")
+    def _known_states(self) -> Unsettled:
+        for r in self.reports:
+            if r.state not in self.states:
+                raise ValueError(f"#{r.issue}: state {r.state!r} is not one of {sorted(self.states)}")
+        numbers = [r.issue for r in self.reports]
+        if len(numbers) != len(set(numbers)):
+            raise ValueError("an issue is listed twice")
+        return self

@@ -2,8 +2,8 @@
 
 The engine's own formats (envelope, versions, eras, runs, stats, facts, flags) travel inside
 `Knowledge`; these are read only by the command that needs them (a redacted output, the
-unmatched-line templates, a lookup, a bug-report draft, a live server probe), so they are
-loaded on first use.
+unmatched-line templates and the unsettled reports they may match, a lookup, a bug-report
+draft, a live server probe), so they are loaded on first use.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ FILES: dict[type[Strict], str] = {
     fm.LookupWords: "lookup.yaml",
     fm.OsHints: "bugreport.yaml",
     fm.ProbeSpec: "probe.yaml",
+    fm.Unsettled: "unsettled.yaml",
 }
 
 

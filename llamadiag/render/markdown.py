@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
-from llamadiag.features.bugreport import BugReport
+from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
 from llamadiag.mdtext import code, esc, fence
 
 CONF_WORDS = {
@@ -164,16 +164,43 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
         out += ["", finding_markdown(f)]
     if report.unmatched:
         out += ["", "## Lines no rule explains", ""]
-        out += [f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" for t in report.unmatched]
+        # a redacted report comes back from its dump: its templates are plain dicts then
+        templates = [LineTemplate.model_validate(t) if isinstance(t, dict) else t for t in report.unmatched]
+        out += [
+            f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" + looks_like_md(t.looks_like)
+            for t in templates
+        ]
     for note in report.notes:
         out += ["", f"> Note: {esc(note)}"]
     out += footer(report, redaction_note)
     return "\n".join(out) + "\n"
 
 
+def looks_like_md(reports: list[LooksLike]) -> str:
+    """` — looks like [#NNNN](url) (open, no known fix)` for a template's known reports, or ''."""
+    if not reports:
+        return ""
+    return " — looks like " + "; ".join(f"[#{x.issue}]({x.url}) ({esc(x.state_words)}, no known fix)" for x in reports)
+
+
+def possibly_same_md(reports: list[LooksLike]) -> list[str]:
+    """The draft's opening note: known reports with no settled cause that the lines match."""
+    out = []
+    for x in reports:
+        where = (
+            "add your details there instead of filing a new issue"
+            if x.state == "open"
+            else "it was closed without a fix: link it from your report"
+        )
+        out += [f"> Possibly the same as [#{x.issue}]({x.url}) ({esc(x.state_words)}): {where}.", ">"]
+        out += [f"> *{esc(x.title)}* — {esc(x.note)}", ""]
+    return out
+
+
 def draft_markdown(d: BugReport) -> str:
     """A bug-report draft as the sections of llama.cpp's issue form, in Markdown."""
     out = [f"<!-- Title: {d.title.replace('--', '- -')} -->", ""]
+    out += possibly_same_md(d.possibly_same)
     if d.known_findings:
         out += ["> llamadiag recognised known issues in this log; check them before filing:", ">"]
         out += [f"> - {esc(x)}" for x in d.known_findings]
@@ -192,10 +219,11 @@ def draft_markdown(d: BugReport) -> str:
         out += [f"### {heading}", "", body, ""]
     if d.templates:
         out += ["<details><summary>Unexplained warning and error lines, grouped</summary>", ""]
-        out += ["| level | count | lines | template |", "|---|---|---|---|"]
+        out += ["| level | count | lines | template | looks like |", "|---|---|---|---|---|"]
         for t in d.templates:
             cell = t.template.replace("|", "\\|").replace("`", "'")
-            out.append(f"| {t.level} | {t.count} | {t.first_line}–{t.last_line} | `{cell}` |")
+            seen = ", ".join(f"#{x.issue}" for x in t.looks_like)
+            out.append(f"| {t.level} | {t.count} | {t.first_line}–{t.last_line} | `{cell}` | {seen} |")
         out += ["", "</details>", ""]
     out += ["### Before filing, please answer", "", *[f"- [ ] {esc(q)}" for q in dict.fromkeys(d.questions)], ""]
     out += ["---", f"*Draft by llamadiag · {esc(d.redaction.line())}*"]

@@ -149,10 +149,14 @@ def ruled_out_line(r: RuledOut) -> Text:
 def print_unmatched(console: Console, templates: list) -> None:
     """Warning/error lines no rule explains, grouped: the next rule to write is at the top."""
     table = Table(title="Lines no rule explains", title_justify="left")
-    for col in ("count", "level", "first line", "template"):
+    known = any(t.looks_like for t in templates)
+    for col in ("count", "level", "first line", "template", *(("known report",) if known else ())):
         table.add_column(col)
     for t in templates:
-        table.add_row(str(t.count), t.level, str(t.first_line), safe(t.template))
+        cells = [str(t.count), t.level, str(t.first_line), safe(t.template)]
+        if known:
+            cells.append("\n".join(f"looks like {x.label()}" for x in t.looks_like))
+        table.add_row(*cells)
     console.print(table)
 
 

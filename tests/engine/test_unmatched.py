@@ -41,3 +41,68 @@ def test_unmatched_templates(tmp_path: Path) -> None:
     assert not any("speculative batch" in k for k in templates)
     assert not any("CORS" in k or "-----" in k for k in templates)
     assert data["findings"][0]["rule_id"] == "spec-vision-draft-position-gap"
+
+
+# --- known reports with no settled cause (rules/formats/unsettled.yaml) ---------------------------
+
+ADRENO = "ggml_vulkan: vk::Device::createComputePipeline: ErrorUnknown"
+FATTN = "/home/u/llama.cpp/ggml/src/ggml-cuda/fattn.cu:579: fatal error"
+
+
+def test_unsettled_file_is_sound() -> None:
+    from llamadiag.api import load_knowledge
+    from llamadiag.engine.unmatched import level_of, looks_like
+    from llamadiag.knowledge.formatmodel import Unsettled
+    from llamadiag.knowledge.formats import builtin_format
+
+    spec = builtin_format(Unsettled)
+    assert len(spec.reports) >= 25
+    rule_ids = {r.rule.id for r in load_knowledge().rules}
+    for r in spec.reports:
+        assert r.title and r.known and r.checked
+        assert set(r.explained_by) <= rule_ids, r.issue
+        for example in r.examples:
+            # the line as posted matches its own entry and counts as an error line to group
+            assert r.issue in [x.issue for x in looks_like([example], limit=100)], (r.issue, example)
+            assert level_of(None, example) == "E", (r.issue, example)
+
+
+def test_templates_carry_looks_like() -> None:
+    from llamadiag.engine.unmatched import unmatched_templates
+
+    t = unmatched_templates(
+        [(5, None, FATTN, set()), (6, None, ADRENO, set()), (7, "E", "something else failed", set())]
+    )
+    by = {x.first_line: x for x in t}
+    assert [x.issue for x in by[5].looks_like] == [24440, 24324]
+    assert by[5].looks_like[0].label() == "#24440 (open, no known fix)"
+    # open reports first, then the newest; at most three
+    assert [x.issue for x in by[6].looks_like] == [28635, 12421, 9452]
+    assert by[6].looks_like[1].label() == "#12421 (closed as stale, no known fix)"
+    assert by[7].looks_like == []
+
+
+def test_a_finding_that_settles_the_line_drops_the_hint() -> None:
+    from llamadiag.engine.unmatched import looks_like
+
+    line = "srv  send_error: task id = 7, error: Invalid input batch."
+    assert [x.issue for x in looks_like([line])] == [14204]
+    assert looks_like([line], findings={"batch-position-mismatch"}) == []
+
+
+def test_no_false_match_on_healthy_sample_logs() -> None:
+    from llamadiag.api import diagnose, load_knowledge
+    from tests.paths import SAMPLES
+
+    k = load_knowledge()
+    healthy = [p for p in sorted(SAMPLES.iterdir()) if any(w in p.name for w in ("nearmiss", "near-miss", "fixed"))]
+    # and two logs whose "Invalid input batch." a rule explains (explained_by)
+    healthy += [
+        SAMPLES / "context-batch-positions-b7003-docker-t.log",
+        SAMPLES / "nearmiss-positions-parallel-slots.log",
+    ]
+    assert len(set(healthy)) >= 8
+    for path in dict.fromkeys(healthy):
+        report = diagnose(path, knowledge=k, unmatched=True).report
+        hints = [(t.template, x.issue) for t in report.unmatched for x in t.looks_like]
+        assert hints == [], (path.name, hints)
