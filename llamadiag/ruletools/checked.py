@@ -15,7 +15,7 @@ import pickle
 from pathlib import Path
 
 from llamadiag import __version__, cache
-from llamadiag.knowledge.loader import Knowledge, load_knowledge, source_files
+from llamadiag.knowledge.loader import Knowledge, load_knowledge, source_files, user_rules_dirs
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -37,7 +37,11 @@ def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
             h.update(path.read_bytes())
         except OSError:
             h.update(b"\0unreadable")
-    h.update(repr(sorted(str(p) for p in extra_dirs or [])).encode())
+    # every rule folder asked for, present or not: a folder that was missing once (an error cached
+    # with the knowledge) must not stay "missing" for runs that no longer ask for it
+    asked = [*user_rules_dirs(), *(extra_dirs or [])]
+    h.update(repr([(str(p), p.is_dir()) for p in asked]).encode())
+    h.update(repr(builtin).encode())
     return h.hexdigest()[:24]
 
 

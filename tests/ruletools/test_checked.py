@@ -93,3 +93,16 @@ def test_a_change_in_any_subpackage_changes_the_code_digest(tmp_path: Path) -> N
     assert code_digest(copy) != before
     (copy / "features" / "new_module.py").write_text("")  # a new module counts too
     assert len({before, code_digest(copy)}) == 2
+
+
+def test_a_missing_rule_folder_is_not_remembered_for_other_runs(tmp_path: Path, monkeypatch) -> None:
+    from llamadiag.ruletools.checked import checked_knowledge
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("LLAMADIAG_RULES_PATH", str(tmp_path / "nonexistent"))
+    rules = _small_rules(tmp_path)
+    broken = checked_knowledge([rules], builtin=False)
+    assert any("does not exist" in str(e) for e in broken.errors)
+    monkeypatch.delenv("LLAMADIAG_RULES_PATH")
+    assert checked_knowledge([rules], builtin=False).errors == []
