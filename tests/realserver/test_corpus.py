@@ -75,3 +75,13 @@ def test_every_real_log_has_provenance() -> None:
         assert p["build"] == 11312 and p["commit"] == "0c1e57098"
         assert p["command_line"].startswith(("llama-server", "ulimit"))
         assert "date" in p and "requests" in p and "models" in p
+
+
+def test_every_cuda_scenario_has_a_labelled_log() -> None:
+    import cuda_scenarios
+
+    labelled = {e["scenario"] for e in EXPECTED}
+    prov = {p["scenario"]: p for p in yaml.safe_load((REAL / "provenance.yaml").read_text())["logs"]}
+    for s, env in cuda_scenarios.CUDA_SCENARIOS:
+        assert (REAL / f"{s.name}.log").exists() and s.name in labelled, s.name
+        assert prov[s.name].get("backend") == "CUDA" and (prov[s.name].get("env") or {}) == env, s.name
