@@ -3,30 +3,12 @@ any change to a rule or to the code loads afresh."""
 
 from __future__ import annotations
 
-import bz2
-import codecs
-import gzip
 import os
 import shutil
 from pathlib import Path
 
 from llamadiag import cache
-from llamadiag.source.reader import MAX_LINE
 from tests.paths import ROOT
-
-LOG = "srv  load_model: loading model '/m/x.gguf'\nE srv        decode: failed to process speculative batch\n"
-INPUTS = {
-    "plain": LOG.encode(),
-    "gzip": gzip.compress(LOG.encode()),
-    "bz2": bz2.compress(LOG.encode()),
-    "crlf-utf16": codecs.BOM_UTF16_LE + LOG.replace("\n", "\r\n").encode("utf-16-le"),
-    "utf8-bom-no-final-newline": codecs.BOM_UTF8 + LOG.rstrip("\n").encode(),
-    "invalid-utf8": b"srv  x: caf\xe9 \xff\xfe ok\n" + LOG.encode(),
-    "cr-redraws-and-nul": b"progress 10%\rprogress 90%\rdone\nab\x00c\n",
-    "huge-line": b"head\n" + b"x" * (MAX_LINE + 5000) + b"\ntail\n",
-    "huge-line-utf8": b"head\n" + "é".encode() * (2 * MAX_LINE) + b"\ntail\n",
-    "huge-last-line": b"head\n" + b"y" * (MAX_LINE + 7),
-}
 
 
 def test_cache_entries_are_written_atomically_and_pruned(tmp_path: Path, monkeypatch) -> None:
