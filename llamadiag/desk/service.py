@@ -98,6 +98,11 @@ def fields_from_json(body: bytes) -> dict[str, str]:
         data: Any = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise BadInput('the body is not JSON: send {"log": "...", "version_text": "...", "cmdline": "..."}') from None
+    except RecursionError:  # arrays or objects nested about a thousand deep
+        raise BadInput(
+            "the body is nested too deeply: send a flat JSON object "
+            '{"log": "...", "version_text": "...", "cmdline": "..."}'
+        ) from None
     if not isinstance(data, dict):
         raise BadInput('the body must be a JSON object: {"log": "...", "version_text": "...", "cmdline": "..."}')
     unknown = sorted(set(data) - set(FIELDS))

@@ -153,6 +153,13 @@ def test_api_explain_bad_input_is_a_clear_400(client: TestClient) -> None:
         assert message in r.json()["error"], (body, r.json())
 
 
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_api_explain_deeply_nested_json_is_a_400(client: TestClient, depth: int) -> None:
+    for body in ("[" * depth + "]" * depth, '{"log": ' + '{"a": ' * depth + "1" + "}" * depth + "}"):
+        r = client.post("/api/explain", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "nested too deeply" in r.json()["error"]
+
+
 def test_api_lookup(client: TestClient) -> None:
     r = client.get("/api/lookup", params={"q": "decode: failed to process speculative batch"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
