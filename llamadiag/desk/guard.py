@@ -66,11 +66,15 @@ class Guard:
             try:
                 await self.app(scope, replay, send_wrapped)
             except Exception as exc:  # the message may quote pasted text: log the type only
-                access_log.error("error %s in %s %s", type(exc).__name__, scope["method"], scope["path"])
+                access_log.error(
+                    "error %s in %s %s", type(exc).__name__, _printable(scope["method"]), _printable(scope["path"])
+                )
                 if not status["code"]:
                     body = json.dumps({"error": f"internal error ({type(exc).__name__}); nothing was kept"}).encode()
                     await _respond(send_wrapped, 500, "application/json", body)
-        access_log.info('%s "%s %s" %s', _client(scope), scope["method"], scope["path"], status["code"])
+        access_log.info(
+            '%s "%s %s" %s', _client(scope), _printable(scope["method"]), _printable(scope["path"]), status["code"]
+        )
 
     async def _buffer(self, scope: Scope, receive: Receive) -> Receive:
         """The whole body, read within the cap, handed to the app in one message."""
@@ -112,6 +116,16 @@ async def _respond(send: Send, status: int, ctype: str, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _printable(text: str) -> str:
+    """Text for the log with control characters escaped (\\r, \\n, \\x1b ...): a request path
+    cannot forge a log line or send escape sequences to the terminal; a backslash is doubled."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(
+        ch if ch.isprintable() and ch != "\\" else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+
+
 def _client(scope: Scope) -> str:
     client = scope.get("client")
-    return f"{client[0]}" if client else "-"
+    return _printable(f"{client[0]}") if client else "-"

@@ -244,6 +244,17 @@ def test_nothing_pasted_reaches_disk_or_log(
     assert '"GET /" 200' in caplog.text  # the path, without its query
 
 
+def test_control_characters_in_a_path_are_escaped_in_the_access_log(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="llamadiag.desk.access")
+    forged = "/x%0D%0A127.0.0.1%20%22GET%20/admin%22%20200%1B%5B2J%07%5C"
+    assert client.get(forged).status_code == 404
+    (message,) = [r.getMessage() for r in caplog.records if "/x" in r.getMessage()]
+    assert not any(ch in message for ch in "\r\n\x1b\x07")
+    assert "/x\\r\\n127.0.0.1" in message and "\\x1b[2J\\x07\\\\" in message
+
+
 def test_a_crash_is_a_clean_500_without_the_message(
     knowledge: Knowledge, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
