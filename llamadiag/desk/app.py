@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from llamadiag import __version__
-from llamadiag.desk.adapter import Looked
+from llamadiag.desk.adapter import Looked, redact_query
 from llamadiag.desk.guard import Guard, Scope
 from llamadiag.desk.service import FIELDS, BadInput, Desk, fields_from_json, size_message
 from llamadiag.render.markdown import CONF_WORDS, ref_detail, ref_label, run_summary
@@ -83,13 +83,14 @@ class DeskApp:
         q = params.get("q", "")
         if not (q or params.get("build") or params.get("cmdline")):
             return self.page()
+        shown = redact_query(q, params.get("cmdline", ""))  # the search box repeats the query: redacted too
         try:
             looked = await run_in_threadpool(self._lookup, request)
         except BadInput as exc:
-            return self.page(exc.status, q=q, error=exc.message)
+            return self.page(exc.status, q=shown, error=exc.message)
         if looked.response.error:
-            return self.page(400, q=q, error=f"the query could not be read: {looked.response.error}")
-        return self.page(q=q, looked=looked)
+            return self.page(400, q=shown, error=f"the query could not be read: {looked.response.error}")
+        return self.page(q=shown, looked=looked)
 
     async def submit(self, request: Request) -> Response:
         """The page with the diagnosis of a submitted form (log, version text, command line)."""

@@ -200,6 +200,22 @@ def test_lookup_on_the_page(client: TestClient) -> None:
     assert bad.status_code == 400 and "the query could not be read" in bad.text
 
 
+def test_the_search_box_repeats_the_query_redacted(client: TestClient) -> None:
+    secrets = ["sk-live-4f9a8b7c6d5e4f3a2b1c0d9e", "Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "192.168.1.23",
+               "alice@example.com", "gpu7.corp.example.net"]  # fmt: skip
+    q = (
+        f"srv log_server_request: request: POST /v1/chat 192.168.1.23 500 Authorization: {secrets[1]} "
+        f"X-Api-Key: {secrets[0]} from alice@example.com Host: gpu7.corp.example.net failed to process speculative batch"
+    )
+    for status, query in ((200, q), (400, q + "\x01" * 100)):  # answered, and refused as binary
+        r = client.get("/", params={"q": query})
+        assert r.status_code == status
+        box = r.text.split('id="q"', 1)[1].split(">", 1)[0]
+        for secret in secrets:
+            assert secret not in r.text, secret
+        assert 'value="' in box and "speculative batch" in box  # the rest of the query is kept
+
+
 # -- limits ----------------------------------------------------------------------------
 def test_ten_megabytes_is_a_413_with_a_message(client: TestClient) -> None:
     big = "0.00.000.001 I srv  load_model: " + "x" * 10_000_000
