@@ -153,8 +153,9 @@ async def _no_icon(request: Request) -> Response:
     return Response(status_code=204)  # browsers ask for one; an empty answer keeps the log quiet
 
 
-def create_app(desk: Desk) -> Guard:
-    """The ASGI app, wrapped in the guard (size cap, headers, access log of paths)."""
+def create_app(desk: Desk, hosts: frozenset[str] | None = None, token: str | None = None) -> Guard:
+    """The ASGI app, wrapped in the guard (Host, Origin and token checks, size cap and read
+    time-out, headers, access log of paths). `hosts`: the Host values to answer (None: any)."""
     view = DeskApp(desk)
     app = Starlette(
         routes=[
@@ -168,4 +169,4 @@ def create_app(desk: Desk) -> Guard:
         ],
         exception_handlers={Exception: view.crashed},
     )
-    return Guard(app, desk.max_bytes, view.too_large)
+    return Guard(app, desk.max_bytes, view.too_large, hosts=hosts, token=token)

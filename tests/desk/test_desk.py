@@ -240,7 +240,7 @@ def test_limit_holds_without_content_length(small: TestClient) -> None:
 
 def test_side_fields_are_capped(client: TestClient) -> None:
     r = client.post("/api/explain", json={"cmdline": "llama-server " + "-c 4096 " * 10_000})
-    assert r.status_code == 413 and "the command line is 78 KiB; it may be at most 64 KiB" in r.json()["error"]
+    assert r.status_code == 413 and "the command line is 78.1 KiB; it may be at most 64.0 KiB" in r.json()["error"]
 
 
 # -- privacy and robustness --------------------------------------------------------------
