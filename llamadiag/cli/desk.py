@@ -56,6 +56,12 @@ def desk(
         float, typer.Option("--max-mb", help="Largest request accepted, in MB (1 MB = 10^6 bytes).", min=0.01)
     ] = DEFAULT_MAX_MB,
     rules: RulesOpt = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Diagnoses run at once (0: one per core).", min=0, max=64)
+    ] = 0,
+    queue: Annotated[
+        int, typer.Option("--queue", help="Requests that wait for a worker; more are answered 503.", min=0)
+    ] = 16,
     token: Annotated[
         str | None,
         typer.Option(
@@ -72,6 +78,7 @@ def desk(
         from llamadiag.desk.app import create_app
         from llamadiag.desk.serve import serve
         from llamadiag.desk.service import Desk
+        from llamadiag.desk.work import WorkQueue
     except ImportError as exc:
         raise fail(f"the desk needs its extra ({exc.name} is missing): pip install 'llamadiag[desk]'") from None
     loopback = _is_loopback(host)
@@ -88,7 +95,8 @@ def desk(
     # a loopback desk answers only for its own address: a page whose name was rebound to
     # 127.0.0.1 sends its own name as Host; a non-loopback desk has the token instead
     hosts = _loopback_hosts(shown, bound_port) if loopback else None
-    app = create_app(Desk(k, int(max_mb * 1e6)), hosts=hosts, token=token)
+    work = WorkQueue(workers or None, queue)
+    app = create_app(Desk(k, int(max_mb * 1e6)), hosts=hosts, token=token, work=work)
     if not loopback:
         err.print(safe(f"llamadiag desk: listening on {host}, not loopback: requests need the token"))
     # Our own access log (method, path, status): uvicorn's would print query strings, i.e. pasted text.
