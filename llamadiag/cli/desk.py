@@ -57,7 +57,7 @@ def desk(
     ] = DEFAULT_MAX_MB,
     rules: RulesOpt = None,
     workers: Annotated[
-        int, typer.Option("--workers", help="Diagnoses run at once (0: one per core).", min=0, max=64)
+        int, typer.Option("--workers", help="Diagnoses run at once (0: one per core).", min=0, max=32)
     ] = 0,
     queue: Annotated[
         int, typer.Option("--queue", help="Requests that wait for a worker; more are answered 503.", min=0)

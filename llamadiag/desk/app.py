@@ -87,7 +87,7 @@ class DeskApp:
             return self.page()
         shown = redact_query(q, params.get("cmdline", ""))  # the search box repeats the query: redacted too
         try:
-            looked = await self.work.run(self._lookup, request)
+            looked = await self.work.run(self._lookup, request, gone=request.is_disconnected)
         except BadInput as exc:
             return self.page(exc.status, q=shown, error=exc.message)
         if looked.response.error:
@@ -101,7 +101,7 @@ class DeskApp:
         except BadInput as exc:
             return self.page(exc.status, error=exc.message)
         try:
-            explained = await self.work.run(self.desk.explain, fields)
+            explained = await self.work.run(self.desk.explain, fields, gone=request.is_disconnected)
         except BadInput as exc:
             return self.page(exc.status, fields=fields, error=exc.message)
         # the result is redacted; the raw paste is not shown again (the form is ready for the next ticket)
@@ -111,7 +111,7 @@ class DeskApp:
         """The JSON API for a diagnosis: the redacted report of a JSON request body."""
         try:
             fields = fields_from_json(await request.body())
-            explained = await self.work.run(self.desk.explain, fields)
+            explained = await self.work.run(self.desk.explain, fields, gone=request.is_disconnected)
         except BadInput as exc:
             return _json_error(exc)
         return Response(explained.redacted.json(), media_type="application/json")
@@ -119,7 +119,7 @@ class DeskApp:
     async def api_lookup(self, request: Request) -> Response:
         """The JSON API for a lookup: the redacted response, 400 when the query could not be read."""
         try:
-            looked = await self.work.run(self._lookup, request)
+            looked = await self.work.run(self._lookup, request, gone=request.is_disconnected)
         except BadInput as exc:
             return _json_error(exc)
         status = 400 if looked.response.error else 200

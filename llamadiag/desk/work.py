@@ -1,10 +1,11 @@
 """The desk's work in flight, bounded: a few diagnoses run at once, a few more wait, the rest
-are answered at once with 503 and Retry-After instead of piling up threads and memory."""
+are answered at once with 503 and Retry-After instead of piling up threads and memory. A
+waiting request whose client has gone is dropped when its turn comes (a running one finishes)."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import anyio
@@ -28,6 +29,13 @@ class Busy(BadInput):
         super().__init__(f"the desk is busy; try again in {RETRY_AFTER} s", 503)
 
 
+class ClientGone(BadInput):
+    """The client disconnected while its request waited: the work is not done."""
+
+    def __init__(self) -> None:
+        super().__init__("the client went away before its turn", 499)
+
+
 class WorkQueue:
     """At most `workers` jobs run on threads; at most `waiting` more wait for one; more are Busy."""
 
@@ -35,14 +43,19 @@ class WorkQueue:
         self.workers = workers or default_workers()
         self.capacity = self.workers + waiting
         self.limiter = anyio.CapacityLimiter(self.workers)
+        self.limiter_for_thread = anyio.CapacityLimiter(self.workers)  # never waits: `limiter` is held
         self.admitted = 0  # running and waiting; changed only on the event loop's thread
 
-    async def run(self, fn: Callable[..., T], *args: object) -> T:
-        """Run `fn(*args)` on a worker thread when one is free; Busy when the queue is full."""
+    async def run(self, fn: Callable[..., T], *args: object, gone: Callable[[], Awaitable[bool]] | None = None) -> T:
+        """Run `fn(*args)` on a worker thread when one is free; Busy when the queue is full,
+        ClientGone when `gone()` says the client disconnected while it waited."""
         if self.admitted >= self.capacity:
             raise Busy()
         self.admitted += 1
         try:
-            return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+            async with self.limiter:
+                if gone is not None and await gone():
+                    raise ClientGone()
+                return await anyio.to_thread.run_sync(fn, *args, limiter=self.limiter_for_thread)
         finally:
             self.admitted -= 1

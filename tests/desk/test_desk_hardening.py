@@ -158,3 +158,39 @@ def test_slow_headers_close_the_connection(desk: Desk) -> None:
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+def test_the_queue_is_bounded_and_drops_work_whose_client_went_away() -> None:
+    from llamadiag.desk.work import Busy, ClientGone, WorkQueue
+
+    release = threading.Event()
+    ran: list[str] = []
+
+    def job(name: str) -> str:
+        if name == "first":
+            release.wait(30)
+        ran.append(name)
+        return name
+
+    async def main() -> list[object]:
+        queue = WorkQueue(workers=1, waiting=1)
+
+        async def gone() -> bool:
+            return True
+
+        async def attempt(name: str, **kw: Any) -> object:
+            try:
+                return await queue.run(job, name, **kw)
+            except (Busy, ClientGone) as exc:
+                return exc.status
+
+        first = asyncio.ensure_future(attempt("first"))
+        await asyncio.sleep(0.2)
+        second = asyncio.ensure_future(attempt("second", gone=gone))  # waits; its client leaves
+        await asyncio.sleep(0.1)
+        third = await attempt("third")  # one running, one waiting: full
+        release.set()
+        return [await first, await second, third]
+
+    assert asyncio.run(main()) == ["first", 499, 503]
+    assert ran == ["first"]
