@@ -56,28 +56,59 @@ def desk(
         float, typer.Option("--max-mb", help="Largest request accepted, in MB (1 MB = 10^6 bytes).", min=0.01)
     ] = DEFAULT_MAX_MB,
     rules: RulesOpt = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Diagnoses run at once (0: one per core).", min=0, max=32)
+    ] = 0,
+    queue: Annotated[
+        int, typer.Option("--queue", help="Requests that wait for a worker; more are answered 503.", min=0)
+    ] = 16,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="LLAMADIAG_DESK_TOKEN",
+            help="Require this token (Authorization: Bearer TOKEN, or as the password a browser asks for); "
+            "needed when --host is not loopback.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the support desk: paste a log or look up an error in a browser, or use its JSON API."""
     try:
-        import uvicorn
-
         from llamadiag.desk.app import create_app
+        from llamadiag.desk.serve import serve
         from llamadiag.desk.service import Desk
+        from llamadiag.desk.work import WorkQueue
     except ImportError as exc:
         raise fail(f"the desk needs its extra ({exc.name} is missing): pip install 'llamadiag[desk]'") from None
+    loopback = _is_loopback(host)
+    if not loopback and not token:
+        raise fail(
+            f"--host {host} is not loopback: anyone who can reach it could use the desk; "
+            "set --token (or LLAMADIAG_DESK_TOKEN)"
+        )
     k = load(rules)
     report_rule_errors(k)
-    app = create_app(Desk(k, int(max_mb * 1e6)))
     sock = _bind(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
-    if not _is_loopback(host):
-        err.print(safe(f"llamadiag desk: listening on {host}, not loopback: anyone who can reach it can use it"))
+    # a loopback desk answers only for its own address: a page whose name was rebound to
+    # 127.0.0.1 sends its own name as Host; a non-loopback desk has the token instead
+    hosts = _loopback_hosts(shown, bound_port) if loopback else None
+    work = WorkQueue(workers or None, queue)
+    app = create_app(Desk(k, int(max_mb * 1e6)), hosts=hosts, token=token, work=work)
+    if not loopback:
+        err.print(safe(f"llamadiag desk: listening on {host}, not loopback: requests need the token"))
     # Our own access log (method, path, status): uvicorn's would print query strings, i.e. pasted text.
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
     typer.echo(f"llamadiag desk: serving on http://{shown}:{bound_port}/ (Ctrl+C to stop)", err=True)
-    config = uvicorn.Config(app, access_log=False, log_level="warning", log_config=None, lifespan="off")
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        serve(app, sock)
     finally:
         sock.close()
+
+
+def _loopback_hosts(shown: str, port: int) -> frozenset[str]:
+    """The Host header values a loopback desk answers to."""
+    names = {shown, "localhost", "127.0.0.1", "[::1]"}
+    return frozenset({f"{n}:{port}" for n in names} | (names if port == 80 else set()))

@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the watch machinery is imported when `watch` runs: other co
 
 TICK = 0.05  # seconds: how often the loop wakes while the input is quiet
 SWITCH_INTERVAL = 0.0005  # seconds: thread switch interval (latency from the reader thread)
+DRAIN_WAIT = 2.0  # seconds: after a signal, how long the rest of the input (a last line) is awaited
 
 
 class WatchFormat(str, Enum):
@@ -106,6 +107,27 @@ def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
     return None
 
 
+def _drain(pump: InputPump, watcher: Watcher, wait: float) -> End | None:
+    """After a signal: end the input where it is and analyse what the reader still holds, so a
+    last line without its newline gives its finding and a `partial_line` notice, as at the end
+    of a file. Bounded by `wait` seconds (a pipe whose writer is silent cannot be ended)."""
+    from llamadiag.source.pump import Block, Notice
+
+    pump.stop()
+    deadline = time.monotonic() + wait
+    while (left := deadline - time.monotonic()) > 0:
+        item = pump.get(left)
+        if item is None:
+            return None
+        if isinstance(item, Block):
+            watcher.feed(item.lines)
+        elif isinstance(item, Notice):
+            watcher.notice(item.kind, item.message, item.line)
+        else:
+            return item
+    return None
+
+
 def _sink(fmt: WatchFormat, console: Console, no_redact: bool) -> JsonlSink | RichSink:
     from llamadiag.render.watch import JsonlSink, RichSink, StreamRedactor
 
@@ -170,6 +192,8 @@ def watch(
     try:
         with live:
             end = _loop(pump.start(), watcher, stopper)
+            if end is None and stopper.signum is not None and follow:  # a pipe's read cannot be ended
+                end = _drain(pump, watcher, DRAIN_WAIT)
             if end is not None and end.crash is not None:
                 raise end.crash
             if end is not None and end.fatal:

@@ -49,6 +49,13 @@ def redact(report: Report) -> Redacted:
     return Redacted(*redact_report(report))
 
 
+def redact_query(query: str, cmdline: str = "") -> str:
+    """A query as the page may show it again (the search box): redacted like the rest of the page."""
+    redactor = Redactor()
+    redactor.learn([query, cmdline])
+    return redactor.text(query)
+
+
 def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | None = None) -> Looked:
     """Look up a pasted query and return the redacted response and its markdown."""
     response = run_lookup(k, query, build=build, cmdline=cmdline)

@@ -15,7 +15,6 @@ from typing import Any, cast
 
 from jinja2 import Environment, FileSystemLoader
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -24,9 +23,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from llamadiag import __version__
-from llamadiag.desk.adapter import Looked
+from llamadiag.desk.adapter import Looked, redact_query
 from llamadiag.desk.guard import Guard, Scope
 from llamadiag.desk.service import FIELDS, BadInput, Desk, fields_from_json, size_message
+from llamadiag.desk.work import RETRY_AFTER, WorkQueue
 from llamadiag.render.markdown import CONF_WORDS, ref_detail, ref_label, run_summary
 
 HERE = Path(__file__).parent
@@ -44,9 +44,10 @@ def _environment() -> Environment:
 class DeskApp:
     """The desk's Starlette routes: the HTML page and the JSON API."""
 
-    def __init__(self, desk: Desk) -> None:
+    def __init__(self, desk: Desk, work: WorkQueue | None = None) -> None:
         self.desk = desk
         self.env = _environment()
+        self.work = work or WorkQueue()
 
     # -- rendering ----------------------------------------------------------------
     def page(self, status: int = 200, **context: Any) -> HTMLResponse:
@@ -60,7 +61,8 @@ class DeskApp:
             max_mb=f"{self.desk.max_bytes / 1e6:.1f}",
             **context,
         )
-        return HTMLResponse(html, status_code=status)
+        headers = {"retry-after": str(RETRY_AFTER)} if status == 503 else None
+        return HTMLResponse(html, status_code=status, headers=headers)
 
     async def crashed(self, request: Request, exc: Exception) -> Response:
         """A bug: the user gets a short answer; guard.py logs the exception's type only."""
@@ -83,13 +85,14 @@ class DeskApp:
         q = params.get("q", "")
         if not (q or params.get("build") or params.get("cmdline")):
             return self.page()
+        shown = redact_query(q, params.get("cmdline", ""))  # the search box repeats the query: redacted too
         try:
-            looked = await run_in_threadpool(self._lookup, request)
+            looked = await self.work.run(self._lookup, request, gone=request.is_disconnected)
         except BadInput as exc:
-            return self.page(exc.status, q=q, error=exc.message)
+            return self.page(exc.status, q=shown, error=exc.message)
         if looked.response.error:
-            return self.page(400, q=q, error=f"the query could not be read: {looked.response.error}")
-        return self.page(q=q, looked=looked)
+            return self.page(400, q=shown, error=f"the query could not be read: {looked.response.error}")
+        return self.page(q=shown, looked=looked)
 
     async def submit(self, request: Request) -> Response:
         """The page with the diagnosis of a submitted form (log, version text, command line)."""
@@ -98,7 +101,7 @@ class DeskApp:
         except BadInput as exc:
             return self.page(exc.status, error=exc.message)
         try:
-            explained = await run_in_threadpool(self.desk.explain, fields)
+            explained = await self.work.run(self.desk.explain, fields, gone=request.is_disconnected)
         except BadInput as exc:
             return self.page(exc.status, fields=fields, error=exc.message)
         # the result is redacted; the raw paste is not shown again (the form is ready for the next ticket)
@@ -108,7 +111,7 @@ class DeskApp:
         """The JSON API for a diagnosis: the redacted report of a JSON request body."""
         try:
             fields = fields_from_json(await request.body())
-            explained = await run_in_threadpool(self.desk.explain, fields)
+            explained = await self.work.run(self.desk.explain, fields, gone=request.is_disconnected)
         except BadInput as exc:
             return _json_error(exc)
         return Response(explained.redacted.json(), media_type="application/json")
@@ -116,7 +119,7 @@ class DeskApp:
     async def api_lookup(self, request: Request) -> Response:
         """The JSON API for a lookup: the redacted response, 400 when the query could not be read."""
         try:
-            looked = await run_in_threadpool(self._lookup, request)
+            looked = await self.work.run(self._lookup, request, gone=request.is_disconnected)
         except BadInput as exc:
             return _json_error(exc)
         status = 400 if looked.response.error else 200
@@ -141,7 +144,10 @@ class DeskApp:
 
 
 def _json_error(exc: BadInput) -> Response:
-    return Response(json.dumps({"error": exc.message}), status_code=exc.status, media_type="application/json")
+    headers = {"retry-after": str(RETRY_AFTER)} if exc.status == 503 else None
+    return Response(
+        json.dumps({"error": exc.message}), status_code=exc.status, media_type="application/json", headers=headers
+    )
 
 
 async def _healthz(request: Request) -> Response:
@@ -152,9 +158,13 @@ async def _no_icon(request: Request) -> Response:
     return Response(status_code=204)  # browsers ask for one; an empty answer keeps the log quiet
 
 
-def create_app(desk: Desk) -> Guard:
-    """The ASGI app, wrapped in the guard (size cap, headers, access log of paths)."""
-    view = DeskApp(desk)
+def create_app(
+    desk: Desk, hosts: frozenset[str] | None = None, token: str | None = None, work: WorkQueue | None = None
+) -> Guard:
+    """The ASGI app, wrapped in the guard (Host, Origin and token checks, size cap and read
+    time-out, headers, access log of paths). `hosts`: the Host values to answer (None: any);
+    `work`: how many diagnoses run and wait at once (default: one per core, 16 waiting)."""
+    view = DeskApp(desk, work)
     app = Starlette(
         routes=[
             Route("/", view.index, methods=["GET"]),
@@ -167,4 +177,4 @@ def create_app(desk: Desk) -> Guard:
         ],
         exception_handlers={Exception: view.crashed},
     )
-    return Guard(app, desk.max_bytes, view.too_large)
+    return Guard(app, desk.max_bytes, view.too_large, hosts=hosts, token=token)

@@ -86,7 +86,8 @@ def _check_side_field(label: str, value: str) -> None:
     """A short field: at most 64 KiB of text (a whole log belongs in the log box)."""
     size = len(value.encode("utf-8", errors="replace"))
     if size > MAX_SIDE_FIELD:
-        raise BadInput(f"the {label} is {size // 1024} KiB; it may be at most 64 KiB (logs go in the log box)", 413)
+        got, most = _sizes(size, MAX_SIDE_FIELD, "KiB", 1024)
+        raise BadInput(f"the {label} is {got}; it may be at most {most} (logs go in the log box)", 413)
     bad = sum(1 for ch in value if (ch < " " and ch not in "\t\n\r") or ch == "\ufffd")
     if value and bad / len(value) > 0.1:
         raise BadInput(f"the {label} looks like binary data, not text")
@@ -98,6 +99,11 @@ def fields_from_json(body: bytes) -> dict[str, str]:
         data: Any = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise BadInput('the body is not JSON: send {"log": "...", "version_text": "...", "cmdline": "..."}') from None
+    except RecursionError:  # arrays or objects nested about a thousand deep
+        raise BadInput(
+            "the body is nested too deeply: send a flat JSON object "
+            '{"log": "...", "version_text": "...", "cmdline": "..."}'
+        ) from None
     if not isinstance(data, dict):
         raise BadInput('the body must be a JSON object: {"log": "...", "version_text": "...", "cmdline": "..."}')
     unknown = sorted(set(data) - set(FIELDS))
@@ -114,10 +120,22 @@ def fields_from_json(body: bytes) -> dict[str, str]:
     return out
 
 
+def _sizes(size: int, limit: int, unit: str, scale: float) -> tuple[str, str]:
+    """`size` and `limit` in `unit` with one decimal, or in bytes when that would show them equal
+    ("5.0 MB, accepts up to 5.0 MB" says nothing)."""
+    got, most = f"{size / scale:.1f} {unit}", f"{limit / scale:.1f} {unit}"
+    if got == most:
+        return f"{size:,} bytes", f"{limit:,} bytes"
+    return got, most
+
+
 def size_message(size: int | None, limit: int) -> str:
     """The message for a request larger than `limit` bytes (`size` when known)."""
-    got = f"{size / 1e6:.1f} MB" if size is not None else "more than that"
+    if size is None:
+        got, most = f"more than {limit / 1e6:.1f} MB", f"{limit / 1e6:.1f} MB"
+    else:
+        got, most = _sizes(size, limit, "MB", 1e6)
     return (
-        f"request too large: {got}, the desk accepts up to {limit / 1e6:.1f} MB. Paste the part of the log "
+        f"request too large: {got}, the desk accepts up to {most}. Paste the part of the log "
         "around the error, or run `llamadiag explain FILE` on the whole file"
     )

@@ -38,6 +38,7 @@ class LiveSource(io.RawIOBase):
         self.pos = 0
         self.last_byte = b"\n"
         self.missing = False
+        self.stopping = False  # set by `stop()`: the next read at the end of the data ends the input
         if source == "-":
             self.fd = sys.stdin.fileno()
         elif not self._open(initial=True):
@@ -81,7 +82,7 @@ class LiveSource(io.RawIOBase):
                 self.pos += n
                 self.last_byte = data[-1:]
                 return n
-            if not self.follow:
+            if not self.follow or self.stopping:
                 return 0
             if self._switched():
                 if self.last_byte != b"\n":  # the old file ended mid-line: end that line here
@@ -91,6 +92,11 @@ class LiveSource(io.RawIOBase):
                 continue
             time.sleep(delay)
             delay = min(delay * 2, POLL_MAX)
+
+    def stop(self) -> None:
+        """End the input at the end of what is there now (a signal stopped `watch --follow`), so
+        the reader hands over a last line that has no newline yet, as at the end of a file."""
+        self.stopping = True
 
     def _switched(self) -> bool:
         """At the end of the data: did the file get replaced or truncated? Reopen if so."""

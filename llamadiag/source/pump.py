@@ -73,6 +73,10 @@ class InputPump:
         self._thread.start()
         return self
 
+    def stop(self) -> None:
+        """Stop following: the reader ends at the end of the data read so far (see LiveSource.stop)."""
+        self.source.stop()
+
     def get(self, timeout: float) -> Block | Notice | End | None:
         """The next item, or None when nothing arrived within `timeout` seconds."""
         try:

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from llamadiag.lines import clean_line
 
@@ -109,7 +109,57 @@ def _decompressor(kind: str, raw: BinaryIO) -> BinaryIO:
         import zstandard
     except ImportError as exc:  # pragma: no cover - dependency is declared
         raise InputError("zstd-compressed input needs the 'zstandard' package") from exc
-    return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    return _ZstdStream(zstandard.ZstdDecompressor(), raw)  # type: ignore[return-value]  # read as BinaryIO
+
+
+class _ZstdStream:
+    """Zstandard frames decompressed as they are read; an input that ends inside a frame raises
+    EOFError, as gzip and xz do (zstandard's stream reader ends silently there).
+
+    The compressed input is fed FEED bytes at a time, so one call produces at most about
+    FEED / 4 blocks of 128 KiB (a compression bomb stays bounded in memory)."""
+
+    FEED = 256
+
+    def __init__(self, dctx: Any, raw: BinaryIO) -> None:
+        self.dctx = dctx
+        self.raw = raw
+        self.obj = dctx.decompressobj()
+        self.started = False  # the current frame has consumed input
+        self.pending = b""  # compressed bytes read but not yet fed
+        self.done = False
+
+    def read1(self, size: int = -1) -> bytes:
+        """About `size` decompressed bytes or more, bounded (b"" at the end of the input)."""
+        want = size if size > 0 else 1 << 20
+        out: list[bytes] = []
+        got = 0
+        while got < want and not self.done:
+            if not self.pending:
+                self.pending = self.raw.read(1 << 16)
+                if not self.pending:
+                    self.done = True
+                    break
+            piece, self.pending = self.pending[: self.FEED], self.pending[self.FEED :]
+            self.started = True
+            data = self.obj.decompress(piece)
+            if self.obj.eof:  # a frame ended: what follows is the next frame
+                self.pending = self.obj.unused_data + self.pending
+                self.obj = self.dctx.decompressobj()
+                self.started = False
+            if data:
+                out.append(data)
+                got += len(data)
+        if not out and self.done and self.started:  # after the last complete data was returned
+            self.started = False
+            raise EOFError("zstd input ended inside a frame")
+        return b"".join(out)
+
+    read = read1
+
+    def close(self) -> None:
+        """Close the compressed input."""
+        self.raw.close()
 
 
 def _sniff_encoding(head: bytes) -> tuple[str, int]:
@@ -271,4 +321,3 @@ def read_chunk(stream: BinaryIO, report: ReadReport, block: int) -> bytes | None
         return None
     report.bytes_read += len(data)
     return data
-

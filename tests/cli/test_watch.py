@@ -129,6 +129,26 @@ def test_a_signal_gives_the_summary_then_ends_by_that_signal(sig: signal.Signals
 
 
 @POSIX
+def test_follow_and_a_signal_analyse_a_last_line_without_its_newline(tmp_path: Path) -> None:
+    # the writer stopped mid-line: the failure's last line has no newline yet
+    completing = SEED.index(b"failed to process speculative batch")
+    cut = SEED.index(b"\n", completing)
+    log = tmp_path / "server.log"
+    log.write_bytes(SEED[:cut])
+    proc = start(str(log), "--follow", "--format", "jsonl")
+    events = Events(proc)
+    assert events.wait_for(type="run_start") is not None  # every complete line was read
+    proc.send_signal(signal.SIGTERM)
+    summary = events.wait_for(type="summary")
+    finish(proc)
+    assert summary is not None and summary["reason"] == "stopped by SIGTERM"
+    assert [n["kind"] for n in events.of_type("notice")] == ["partial_line"]
+    finding = events.of_type("finding")[0]["finding"]
+    assert finding["rule_id"] == "spec-vision-draft-position-gap"
+    assert proc.returncode == -signal.SIGTERM
+
+
+@POSIX
 def test_follow_survives_rotation_and_truncation(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     proc = start(str(log), "--follow", "--format", "jsonl")

@@ -153,6 +153,13 @@ def test_api_explain_bad_input_is_a_clear_400(client: TestClient) -> None:
         assert message in r.json()["error"], (body, r.json())
 
 
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_api_explain_deeply_nested_json_is_a_400(client: TestClient, depth: int) -> None:
+    for body in ("[" * depth + "]" * depth, '{"log": ' + '{"a": ' * depth + "1" + "}" * depth + "}"):
+        r = client.post("/api/explain", content=body, headers={"content-type": "application/json"})
+        assert r.status_code == 400 and "nested too deeply" in r.json()["error"]
+
+
 def test_api_lookup(client: TestClient) -> None:
     r = client.get("/api/lookup", params={"q": "decode: failed to process speculative batch"})
     assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
@@ -193,6 +200,22 @@ def test_lookup_on_the_page(client: TestClient) -> None:
     assert bad.status_code == 400 and "the query could not be read" in bad.text
 
 
+def test_the_search_box_repeats_the_query_redacted(client: TestClient) -> None:
+    secrets = ["sk-live-4f9a8b7c6d5e4f3a2b1c0d9e", "Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig", "192.168.1.23",
+               "alice@example.com", "gpu7.corp.example.net"]  # fmt: skip
+    q = (
+        f"srv log_server_request: request: POST /v1/chat 192.168.1.23 500 Authorization: {secrets[1]} "
+        f"X-Api-Key: {secrets[0]} from alice@example.com Host: gpu7.corp.example.net failed to process speculative batch"
+    )
+    for status, query in ((200, q), (400, q + "\x01" * 100)):  # answered, and refused as binary
+        r = client.get("/", params={"q": query})
+        assert r.status_code == status
+        box = r.text.split('id="q"', 1)[1].split(">", 1)[0]
+        for secret in secrets:
+            assert secret not in r.text, secret
+        assert 'value="' in box and "speculative batch" in box  # the rest of the query is kept
+
+
 # -- limits ----------------------------------------------------------------------------
 def test_ten_megabytes_is_a_413_with_a_message(client: TestClient) -> None:
     big = "0.00.000.001 I srv  load_model: " + "x" * 10_000_000
@@ -217,7 +240,7 @@ def test_limit_holds_without_content_length(small: TestClient) -> None:
 
 def test_side_fields_are_capped(client: TestClient) -> None:
     r = client.post("/api/explain", json={"cmdline": "llama-server " + "-c 4096 " * 10_000})
-    assert r.status_code == 413 and "the command line is 78 KiB; it may be at most 64 KiB" in r.json()["error"]
+    assert r.status_code == 413 and "the command line is 78.1 KiB; it may be at most 64.0 KiB" in r.json()["error"]
 
 
 # -- privacy and robustness --------------------------------------------------------------
@@ -235,6 +258,17 @@ def test_nothing_pasted_reaches_disk_or_log(
     assert not any(marker.encode() in p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
     assert caplog.records and not any(marker in r.getMessage() for r in caplog.records)
     assert '"GET /" 200' in caplog.text  # the path, without its query
+
+
+def test_control_characters_in_a_path_are_escaped_in_the_access_log(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="llamadiag.desk.access")
+    forged = "/x%0D%0A127.0.0.1%20%22GET%20/admin%22%20200%1B%5B2J%07%5C"
+    assert client.get(forged).status_code == 404
+    (message,) = [r.getMessage() for r in caplog.records if "/x" in r.getMessage()]
+    assert not any(ch in message for ch in "\r\n\x1b\x07")
+    assert "/x\\r\\n127.0.0.1" in message and "\\x1b[2J\\x07\\\\" in message
 
 
 def test_a_crash_is_a_clean_500_without_the_message(

@@ -92,6 +92,38 @@ def test_truncated_gzip_keeps_what_was_read(tmp_path: Path) -> None:
     assert report.error and "truncated" in report.error
 
 
+@pytest.mark.parametrize("keep", [0.5, 0.7])
+def test_truncated_zstd_keeps_what_was_read_and_says_it_was_cut(tmp_path: Path, keep: float) -> None:
+    body = ("srv  update_slots: all slots are idle\n" * 20000 + LOG).encode()
+    packed = zstandard.ZstdCompressor().compress(body)  # several 128 KiB blocks
+    path = tmp_path / "cut.log.zst"
+    path.write_bytes(packed[: int(len(packed) * keep)])
+    report = ReadReport(str(path))
+    out = lines_of(path, report)
+    assert 0 < len(out) < 20002
+    assert report.error and "truncated" in report.error
+
+
+def test_truncated_small_zstd_is_an_error_not_an_empty_input(tmp_path: Path) -> None:
+    packed = zstandard.ZstdCompressor().compress(LOG.encode())  # one block: nothing decodes
+    path = tmp_path / "half.log.zst"
+    path.write_bytes(packed[: len(packed) // 2])
+    report = ReadReport(str(path))
+    assert lines_of(path, report) == [] and report.error and "truncated" in report.error
+
+
+def test_zstd_frames_are_all_read_and_a_bomb_stays_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "two.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(LOG.encode()) * 2)
+    report = ReadReport(str(path))
+    assert lines_of(path, report) == LOG.splitlines() * 2 and report.error is None
+    bomb = tmp_path / "bomb.zst"
+    bomb.write_bytes(zstandard.ZstdCompressor().compress(b"x" * 200_000_000))  # one 200 MB line
+    report = ReadReport(str(bomb))
+    blocks = read_blocks(str(bomb), report)
+    assert len(next(blocks)[0]) == MAX_LINE and report.cut_lines
+
+
 def test_binary_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "model.gguf"
     path.write_bytes(b"GGUF\x03\x00\x00\x00" + bytes(range(256)) * 40)

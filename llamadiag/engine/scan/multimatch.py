@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import threading
 from array import array
 from functools import lru_cache
 from typing import Any, Protocol
@@ -83,6 +84,15 @@ class HyperscanEngine:
 
         self._hs = hyperscan
         self.db = _load_or_compile(hyperscan, literals)
+        # one engine serves every analyzer (desk requests run on several threads), but a
+        # Hyperscan scratch space serves one scan at a time: each thread gets its own
+        self._local = threading.local()
+
+    def _scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = self._hs.Scratch(self.db)
+        return scratch
 
     def scan(self, block: bytes) -> list[Hit]:
         """Lines of `block` (whole lines, each ending with a newline) that hold a literal."""
@@ -93,7 +103,7 @@ class HyperscanEngine:
             ends.append(to)
             ids.append(lit_id)
 
-        self.db.scan(block, match_event_handler=on_match)
+        self.db.scan(block, match_event_handler=on_match, scratch=self._scratch())
         out: list[Hit] = []
         if not ends:
             return out
