@@ -61,6 +61,8 @@ class Analyzer:
         self.held: Line | None = None
         self.held_targets: Sequence[Target] | None = None
         self.bridged = 0  # the last line of another program right after the held entry (transparent)
+        # lines of another program after the held entry, processed right after it (line order kept)
+        self.bridge_queue: list[tuple[Line, Sequence[Target] | None]] = []
         self.line_number = 0
         self.processed = 0  # entries processed: what the scanner knows to be inert keys on it
         self.run_count = 0  # run indices stay unique when `watch` retires ended runs
@@ -108,7 +110,15 @@ class Analyzer:
             return []
         self.held = self.held_targets = None
         self.bridged = 0
-        return self._entry(held, targets)
+        return self._complete(held, targets)
+
+    def _complete(self, held: Line, targets: Sequence[Target] | None) -> list[tuple[Run, int, Match]]:
+        """Process a complete entry, then the other program's lines queued behind it."""
+        done = self._entry(held, targets)
+        queue, self.bridge_queue = self.bridge_queue, []
+        for line, tgt in queue:
+            done.extend(self._entry(line, tgt))
+        return done
 
     def preamble_has_signatures(self) -> bool:
         """Whether an entry buffered until the next server start could complete a match."""
@@ -149,25 +159,32 @@ class Analyzer:
         env = self.envelope
         if is_cont:
             env.parse_llama(line)
-        elif held is not None and env.transparent and not env.transparent.isdisjoint(line.wrappers):
-            # a line of the program embedding llama.cpp: an entry of its own, but the held entry's
-            # continuation lines may still follow it
+        elif (
+            held is not None
+            and env.transparent
+            and line.wrappers != held.wrappers
+            and not env.transparent.isdisjoint(line.wrappers)
+        ):
+            # a line of the program embedding llama.cpp, between llama's lines: an entry of its own,
+            # processed after the held entry, whose continuation lines may still follow it
             if line.number - 1 in (held.end, self.bridged):
                 self.bridged = line.number
-            return self._entry(line, targets)
+            self.bridge_queue.append((line, targets))
+            if len(self.bridge_queue) < MAX_JOINED:
+                return []
+            return self.release_held()
         else:
             cut, hidden = env.elision(line.text)
             if cut:  # not a log line: the held entry is complete, and the run remembers the cut
-                held_targets, self.held, self.held_targets, self.bridged = self.held_targets, None, None, 0
-                done = self._entry(held, held_targets) if held is not None else []
+                done = self.release_held()
                 run = self._stream(line.instance, line.number).run
                 run.gaps.append((line.number, hidden))
                 if len(run.gaps) > MAX_GAPS:
                     del run.gaps[0]
                 return done
-        held_targets = self.held_targets
-        self.held, self.held_targets, self.bridged = line, targets, 0
-        return self._entry(held, held_targets) if held is not None else []
+        done = self.release_held()
+        self.held, self.held_targets = line, targets
+        return done
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> Stream:
