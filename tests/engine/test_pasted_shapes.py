@@ -114,7 +114,7 @@ def test_a_counted_cut_keeps_the_window(knowledge) -> None:
     leaves the lines as unrelated as they were in the whole log."""
     lines, rule_id, evidence = _evidence("memory-cuda-oom-b4589-raw.log", knowledge)
     first, last = evidence[0], evidence[-1]
-    head = lines[: first - 1] + [lines[first - 1]]
+    head = lines[:first]
     tail = [lines[n - 1] for n in range(first + 1, last + 1)]
     cut = len(head) + 1
 
