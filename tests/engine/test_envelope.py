@@ -257,6 +257,13 @@ PASTED = [
         "slot",
         ("markdown-table",),
     ),
+    (
+        "[2025-07-24 18:11:43.513] [error] llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        None,
+        None,
+        ("lmstudio",),
+    ),
     ("3. E srv        decode: failed", "srv        decode: failed", "E", "srv", ("paste-list",)),
     ("- srv  update_slots: all slots are idle", "srv  update_slots: all slots are idle", None, "srv", ("paste-list",)),
     ("* main: model loaded", "main: model loaded", None, None, ("paste-list",)),
