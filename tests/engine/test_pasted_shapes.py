@@ -152,3 +152,27 @@ def test_window_across_an_elision(gaps, matched, elided) -> None:
     if done:
         assert done[0].elided == elided
     assert matcher.span(1, 5)[1] == elided
+
+
+@pytest.mark.parametrize("shape", ["ollama-interleaved", "quote", "table-row", "elided"])
+def test_reshaped_generated_log_same_on_every_path(knowledge, tmp_path, shape: str) -> None:
+    """The scanner's shortcuts, the bulk path and small blocks give what the full entry path gives."""
+    import random
+
+    from tests.engine.scan.test_scan import ENGINES, _gen, _json, _report
+
+    gen = _gen()
+    pool = gen.failures()
+    turn = iter(range(10**6))
+    lines = gen.session("raw", random.Random(5), 300, lambda: pool[next(turn) % len(pool)], every=20)
+    if shape == "elided":
+        lines = [x for i, x in enumerate(lines) for x in ([x, "[...]"] if i % 37 == 5 else [x])]
+    else:
+        lines = SHAPES[shape](lines)
+    path = tmp_path / f"{shape}.log"
+    path.write_text("\n".join(lines * 2) + "\n")
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    for engine in ENGINES:
+        assert _json(_report(knowledge, path, engine)) == plain
+    assert _json(_report(knowledge, path, bulk=False, block=4096)) == plain
+    assert _json(_report(knowledge, path, block=777)) == plain
