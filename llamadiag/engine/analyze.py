@@ -321,6 +321,8 @@ class Analyzer:
             # signatures are listed best first: a richer one completing on the same evidence wins
             run.hits[rule_i] = RuleHits(match, current.count, max(current.last_line, match.last))
         elif match.sig_index == best.sig_index:
+            if best.elided and not match.elided:  # the same evidence seen whole: no cut to ask about
+                current.best = match
             current.count += 1
             current.last_line = max(current.last_line, match.last)
 

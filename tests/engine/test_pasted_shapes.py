@@ -176,3 +176,13 @@ def test_reshaped_generated_log_same_on_every_path(knowledge, tmp_path, shape: s
         assert _json(_report(knowledge, path, engine)) == plain
     assert _json(_report(knowledge, path, bulk=False, block=4096)) == plain
     assert _json(_report(knowledge, path, block=777)) == plain
+
+
+def test_whole_evidence_later_in_the_run_lifts_the_cap(knowledge) -> None:
+    lines, rule_id, evidence = _evidence("memory-cuda-oom-b4589-raw.log", knowledge)
+    first, last = evidence[0], evidence[-1]
+    cut = [lines[first - 1], "[...]", lines[last - 1]]
+    whole = lines[first - 1 : last]
+    found = diagnose_text("\n".join([*lines[: first - 1], *cut, *whole]) + "\n", knowledge=knowledge).report.findings
+    mine = [f for f in found if f.rule_id == rule_id]
+    assert mine and mine[0].confidence == "confirmed" and mine[0].count == 2
