@@ -28,6 +28,7 @@ from llamadiag.knowledge.patterns import compile_pattern
 
 PREAMBLE_LIMIT = 256
 MAX_JOINED = 64  # continuation lines joined onto one entry; more is not one message, and would grow
+MAX_GAPS = 1024  # elisions remembered per run (a paste holds a few)
 SEGMENT_KINDS = {"start", "preamble", "cmdline"}
 
 
@@ -62,6 +63,9 @@ class Analyzer:
         self.streams: dict[str | None, Stream] = {}
         self.held: Line | None = None
         self.held_targets: Sequence[Target] | None = None
+        self.bridged = 0  # the last line of another program right after the held entry (transparent)
+        # lines of another program after the held entry, processed right after it (line order kept)
+        self.bridge_queue: list[tuple[Line, Sequence[Target] | None]] = []
         self.line_number = 0
         self.processed = 0  # entries processed: what the scanner knows to be inert keys on it
         self.run_count = 0  # run indices stay unique when `watch` retires ended runs
@@ -98,7 +102,7 @@ class Analyzer:
     def release_final(self) -> list[tuple[Run, int, Match]]:
         """A held entry followed by a later line that did not continue it is complete:
         process it now rather than when the next entry comes (watch reports at once)."""
-        if self.held is not None and self.held.end < self.line_number:
+        if self.held is not None and max(self.held.end, self.bridged) < self.line_number:
             return self.release_held()
         return []
 
@@ -108,7 +112,16 @@ class Analyzer:
         if held is None:
             return []
         self.held = self.held_targets = None
-        return self._entry(held, targets)
+        self.bridged = 0
+        return self._complete(held, targets)
+
+    def _complete(self, held: Line, targets: Sequence[Target] | None) -> list[tuple[Run, int, Match]]:
+        """Process a complete entry, then the other program's lines queued behind it."""
+        done = self._entry(held, targets)
+        queue, self.bridge_queue = self.bridge_queue, []
+        for line, tgt in queue:
+            done.extend(self._entry(line, tgt))
+        return done
 
     def preamble_has_signatures(self) -> bool:
         """Whether an entry buffered until the next server start could complete a match."""
@@ -139,18 +152,42 @@ class Analyzer:
         if (
             is_cont
             and held is not None
-            and line.number == held.end + 1
+            and line.number - 1 in (held.end, self.bridged)
             and line.instance == held.instance
             and line.number - held.number < MAX_JOINED
         ):
             held.text += "\n" + line.text
             held.end = line.number
             return []
+        env = self.envelope
         if is_cont:
-            self.envelope.parse_llama(line)
-        held_targets = self.held_targets
+            env.parse_llama(line)
+        elif (
+            held is not None
+            and env.transparent
+            and line.wrappers != held.wrappers
+            and not env.transparent.isdisjoint(line.wrappers)
+        ):
+            # a line of the program embedding llama.cpp, between llama's lines: an entry of its own,
+            # processed after the held entry, whose continuation lines may still follow it
+            if line.number - 1 in (held.end, self.bridged):
+                self.bridged = line.number
+            self.bridge_queue.append((line, targets))
+            if len(self.bridge_queue) < MAX_JOINED:
+                return []
+            return self.release_held()
+        else:
+            cut, hidden = env.elision(line.text)
+            if cut:  # not a log line: the held entry is complete, and the run remembers the cut
+                done = self.release_held()
+                run = self._stream(line.instance, line.number).run
+                run.gaps.append((line.number, hidden))
+                if len(run.gaps) > MAX_GAPS:
+                    del run.gaps[0]
+                return done
+        done = self.release_held()
         self.held, self.held_targets = line, targets
-        return self._entry(held, held_targets) if held is not None else []
+        return done
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> Stream:
@@ -210,6 +247,8 @@ class Analyzer:
         text = line.text
         for t in targets:
             kind = t.kind
+            if kind in ("elision", "bridge"):  # read by the envelope, not here
+                continue
             if kind == "sig":
                 rule_i, sig_i, entry_i = t.ref
                 sig_hits.setdefault((rule_i, sig_i), set()).add(entry_i)
@@ -268,7 +307,7 @@ class Analyzer:
         if matcher is None:
             sig = self.k.rules[rule_i].rule.signatures[sig_i]
             patterns = [compile_pattern(e.regex) for e in sig.entries]
-            matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns)
+            matcher = run.matchers[(rule_i, sig_i)] = SignatureMatcher(sig_i, sig, patterns, run.gaps)
         return matcher
 
     @staticmethod
@@ -285,6 +324,8 @@ class Analyzer:
             # signatures are listed best first: a richer one completing on the same evidence wins
             run.hits[rule_i] = RuleHits(match, current.count, max(current.last_line, match.last))
         elif match.sig_index == best.sig_index:
+            if best.elided and not match.elided:  # the same evidence seen whole: no cut to ask about
+                current.best = match
             current.count += 1
             current.last_line = max(current.last_line, match.last)
 
@@ -352,6 +393,7 @@ class Analyzer:
                 facts,
                 run.excluded.get(rule_i),
                 None if run.has_start else self.k.runs.snippet_question,
+                self.k.envelope.elision_question,
             )
             if isinstance(result, Finding):
                 findings.append(result)

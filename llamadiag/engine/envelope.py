@@ -8,6 +8,7 @@ Nothing here knows a specific format: all shapes come from the YAML.
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass, field
@@ -51,6 +52,11 @@ class EnvelopeParser:
 
     def __init__(self, spec: Envelope) -> None:
         self.wrappers = [(w, compile_pattern(w.regex)) for w in spec.wrappers]
+        self.suffixes = {w.name: compile_pattern(w.suffix) for w in spec.wrappers if w.suffix}
+        # lines of a program embedding llama.cpp: they do not end the entry before them
+        self.transparent = frozenset(w.name for w in spec.wrappers if w.transparent)
+        self.elisions = [compile_pattern(e.regex) for e in spec.elisions]
+        self.any_elision = _any_of([e.regex for e in spec.elisions])
         self.drop = [compile_pattern(d) for d in spec.drop]
         self.prefixes = [compile_pattern(p) for p in spec.llama_prefix]
         self.tag_column = compile_pattern(spec.tag_column)
@@ -90,8 +96,21 @@ class EnvelopeParser:
                     if inner is None:
                         continue
                     text = strip_controls(inner.rstrip("\n"))
+                elif wrapper.kind == "quoted":
+                    text = _unquote(text[m.end() :])
+                elif wrapper.kind == "pyliteral":
+                    inner = _pyliteral_json(text[m.end() :])
+                    if inner is None:
+                        continue
+                    text = inner
                 else:
                     text = text[m.end() :]
+                    suffix = self.suffixes.get(wrapper.name)
+                    if suffix is not None:
+                        s = suffix.search(text)
+                        if s is not None:
+                            text = text[: s.start()]
+                if wrapper.kind != "json":
                     for key, value in m.groupdict().items():
                         if value is not None:
                             meta[key] = value
@@ -120,6 +139,18 @@ class EnvelopeParser:
             return line, True
         self.parse_llama(line)
         return line, False
+
+    def elision(self, text: str) -> tuple[bool, int | None]:
+        """Whether a peeled line is an elision (the poster cut lines there), and how many
+        lines were cut when it says so (its `lines` group)."""
+        if not self.elisions or self.any_elision.match(text) is None:
+            return False, None
+        for pattern in self.elisions:
+            m = pattern.match(text)
+            if m is not None:
+                count = m.groupdict().get("lines")
+                return True, int(count) if count else None
+        return False, None
 
     def parse_llama(self, line: Line) -> None:
         """Read llama's own prefix (level, time), tag column and slot fields into the line; drop the prefix."""
@@ -169,6 +200,36 @@ def plain(raw: str) -> bool:
     if raw.isascii() and raw.isprintable():
         return raw[:1] != "{"
     return CONTROL.search(raw) is None and raw[:1] != "{"
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unquote(rest: str) -> str:
+    """A logfmt value at the start of `rest`, quoted (Go's %q: `\\"`, `\\n` ... undone) or bare,
+    followed by the rest of the line unchanged."""
+    m = _QUOTED.match(rest)
+    if m is None:
+        return rest
+    value = _ESCAPE.sub(lambda e: _ESCAPES.get(e.group(1), e.group(0)), m.group(1))
+    return value.rstrip("\n") + rest[m.end() :]
+
+
+def _pyliteral_json(rest: str) -> str | None:
+    """A Python literal (the repr of a dict an exception printed) as compact JSON, or None."""
+    rest = rest.strip()
+    if not rest.startswith(("{", "[")):
+        return None
+    try:
+        value = ast.literal_eval(rest)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
 
 
 def _json_field(text: str, name: str) -> str | None:

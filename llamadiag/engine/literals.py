@@ -155,4 +155,11 @@ def index_for(k: Knowledge) -> LiteralIndex:
         index.add("stat", stat.name, stat.regex, stat.literal)
     for cont in k.envelope.continuations:
         index.add("cont", None, cont.regex, cont.literal)
+    # lines the analyzer must see although no rule reads them: where the poster cut the log,
+    # and lines of an embedding program that do not end the entry before them
+    for elision in k.envelope.elisions:
+        index.add("elision", None, elision.regex, elision.literal)
+    for wrapper in k.envelope.wrappers:
+        if wrapper.transparent and wrapper.literal:
+            index.add("bridge", wrapper.name, wrapper.regex, wrapper.literal)
     return index

@@ -95,6 +95,7 @@ def assess(
     facts: dict[str, FactValue],
     excluded_by: tuple[int, str] | None,
     snippet_question: str | None = None,
+    elision_question: str | None = None,
 ) -> Finding | RuledOut:
     """Judge a rule's hits in a run against the facts: a finding, or the reason it is ruled out."""
     match = hits.best
@@ -156,6 +157,12 @@ def assess(
         # a snippet is never confirmed: what came before the excerpt could change the verdict
         confidence = Confidence.likely
         questions.append(snippet_question)
+    if match.elided:
+        # the evidence spans a cut in the paste: the lines cut out could change the match
+        if confidence is Confidence.confirmed:
+            confidence = Confidence.likely
+        if elision_question:
+            questions.append(elision_question)
 
     fix_ref = next((r for r in rule.references if r.role == "fix"), None)
     report_ref = next((r for r in rule.references if r.role == "report"), None)

@@ -31,6 +31,7 @@ class Run:
     hits: dict[int, RuleHits] = field(default_factory=dict)
     excluded: dict[int, tuple[int, str]] = field(default_factory=dict)
     stats: RunStats = field(default_factory=RunStats)
+    gaps: list[tuple[int, int | None]] = field(default_factory=list)  # elisions: (line, lines cut or None)
     packed: bytes | None = None  # a finished run's state, until the report needs it (runpack.py)
 
 
@@ -46,4 +47,5 @@ def compact(run: Run) -> None:
     """A run its stream has left gets no more lines: keep what the report needs, drop the
     open partial matches and the statistics samples, so memory does not grow per restart."""
     run.matchers.clear()
+    run.gaps.clear()
     run.stats.freeze()

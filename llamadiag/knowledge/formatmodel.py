@@ -25,12 +25,25 @@ class Wrapper(Strict):
     kind=prefix: `regex` matches at the start and is removed; named groups are recorded
     (a group named `instance` separates servers in one stream, `level` sets the level).
     kind=json: the line is a JSON object and `field` holds the message.
+    kind=quoted: `regex` matches a head ending where a quoted value begins (logfmt `msg=`); the
+    value is unquoted (`\\"` and the other escapes undone) and the rest of the line kept after it.
+    kind=pyliteral: after `regex`, the rest is a Python literal (a dict an exception printed);
+    it is written as compact JSON, the way the server sent it.
     """
 
     name: str
-    kind: Literal["prefix", "json"] = "prefix"
+    kind: Literal["prefix", "json", "quoted", "pyliteral"] = "prefix"
     regex: str
     field: str | None = None
+    suffix: str | None = Field(None, description="Also removed at the end of the line when the wrapper matched.")
+    transparent: bool = Field(
+        False,
+        description=(
+            "A line of another program interleaved with llama's (ollama, its HTTP access log): it does not "
+            "end the entry before it, so continuation lines after it still join that entry."
+        ),
+    )
+    literal: str | None = Field(None, description="Text every such line holds (a transparent wrapper needs one).")
     level_map: dict[str, str] = Field(default_factory=dict)
     tag: str | None = Field(None, description="Tag given to lines of this wrapper (e.g. proxy lines).")
     terminal: bool = Field(False, description="Stop peeling after this wrapper (its rest is not a llama line).")
@@ -47,6 +60,18 @@ class Envelope(Strict):
     continuations: list[PatternSpec] = Field(description="Lines that continue the previous entry.")
     level_words: dict[str, str] = Field(
         default_factory=dict, description="Lines with no level letter: regex -> level (raw error lines)."
+    )
+    elisions: list[PatternSpec] = Field(
+        default_factory=list,
+        description=(
+            "Lines where the poster cut the log (`...`, `<snip>`); a group `lines` gives how many were cut. "
+            "Not entries: a signature spanning one counts the cut lines when known, else only the shown ones, "
+            "and is at most likely."
+        ),
+    )
+    elision_question: str = Field(
+        "Lines were cut between the evidence lines: paste the lines in between to confirm.",
+        description="Asked when a finding's evidence spans an elision.",
     )
 
 

@@ -229,3 +229,210 @@ def test_continuations_join_into_one_entry(knowledge) -> None:
 def test_strip_controls_removes_terminal_sequences() -> None:
     hostile = "a\x1b]0;owned\x07b\x1b[2Jc\x1b[31md\x07e\x9b31mf\x00g"
     assert strip_controls(hostile) == "abcdefg"
+
+
+# -- pasted shapes (issue 15) --------------------------------------------------------------
+
+PASTED = [
+    # (physical line, expected text, level, tag, wrappers)
+    (
+        "> > E srv        decode: failed to process speculative batch",
+        "srv        decode: failed to process speculative batch",
+        "E",
+        "srv",
+        ("markdown-quote", "markdown-quote"),
+    ),
+    (">> 0.00.100.000 W srv  x: y", "srv  x: y", "W", "srv", ("markdown-quote", "markdown-quote")),
+    (
+        "| 0.41.772.031 E srv        decode: failed to process speculative batch |",
+        "srv        decode: failed to process speculative batch",
+        "E",
+        "srv",
+        ("markdown-table",),
+    ),
+    (
+        "| slot launch_slot_: id  0 | task 7 | processing task |",
+        "slot launch_slot_: id  0 | task 7 | processing task",
+        None,
+        "slot",
+        ("markdown-table",),
+    ),
+    (
+        "[2025-07-24 18:11:43.513] [error] llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+        None,
+        None,
+        ("lmstudio",),
+    ),
+    ("3. E srv        decode: failed", "srv        decode: failed", "E", "srv", ("paste-list",)),
+    ("- srv  update_slots: all slots are idle", "srv  update_slots: all slots are idle", None, "srv", ("paste-list",)),
+    ("* main: model loaded", "main: model loaded", None, None, ("paste-list",)),
+    (
+        "Jun 19 05:43:44 machine ollama[1265]: time=2024-06-19T05:43:44.656Z level=INFO source=server.go:567"
+        ' msg="waiting for server to become available" status="llm server loading model"',
+        'waiting for server to become available status="llm server loading model"',
+        None,
+        None,
+        ("journald", "ollama"),
+    ),
+    (
+        'time=2024-06-19T05:43:44.656Z level=ERROR source=server.go:1 msg="llama_model_load: error loading'
+        ' model: unknown model architecture: \\"gemma3\\""',
+        'llama_model_load: error loading model: unknown model architecture: "gemma3"',
+        None,  # ollama's level is its own, not the message's
+        None,
+        ("ollama",),
+    ),
+    (
+        'time=2025-02-19T05:53:47.838Z level=INFO source=runner.go:9 msg="0.00.512.345 I srv  llama_server: model loaded"',
+        "srv  llama_server: model loaded",
+        "I",
+        "srv",
+        ("ollama",),
+    ),
+    (
+        "Dec 24 23:48:35 vm ollama[3974]: [GIN] 2023/12/24 - 23:48:35 | 500 |  1.332430527s |       127.0.0.1 |"
+        ' POST     "/api/generate"',
+        '500 |  1.332430527s |       127.0.0.1 | POST     "/api/generate"',
+        None,
+        "gin",
+        ("journald", "gin"),
+    ),
+    (
+        "2025-01-19 19:47:08 [GIN] 2025/01/19 - 17:47:08 | 500 |  5.257673085s |      172.22.0.3 | POST"
+        '     "/api/chat"',
+        '500 |  5.257673085s |      172.22.0.3 | POST     "/api/chat"',
+        None,
+        "gin",
+        ("desktop-time", "gin"),
+    ),
+    (
+        "2023/12/24 23:48:35 llama.go:459: error starting llama runner: llama runner process has terminated",
+        "error starting llama runner: llama runner process has terminated",
+        None,
+        "go",
+        ("go-log",),
+    ),
+    (
+        "openai.NotFoundError: Error code: 501 - {'error': {'code': 501, 'message': 'This server does not"
+        " support metrics endpoint. Start it with `--metrics`', 'type': 'not_supported_error'}}",
+        '{"error":{"code":501,"message":"This server does not support metrics endpoint. Start it with'
+        ' `--metrics`","type":"not_supported_error"}}',
+        None,
+        None,
+        ("python-exception",),
+    ),
+    (
+        "openai.BadRequestError: Error code: 400 - {'error': {'code': 400, 'message': 'JSON schema conversion"
+        " failed:\\nUnrecognized schema: {\"type\":\"x\"}', 'type': 'invalid_request_error'}}",
+        '{"error":{"code":400,"message":"JSON schema conversion failed:\\nUnrecognized schema: {\\"type\\":\\"x\\"}",'
+        '"type":"invalid_request_error"}}',
+        None,
+        None,
+        ("python-exception",),
+    ),
+]
+
+
+@pytest.mark.parametrize("physical,text,level,tag,wrappers", PASTED)
+def test_peel_pasted_shapes(parser, physical, text, level, tag, wrappers) -> None:
+    line, cont = parser.peel(7, physical)
+    assert line is not None and not cont
+    assert (line.text, line.level, line.tag, line.wrappers) == (text, level, tag, wrappers)
+
+
+@pytest.mark.parametrize("physical", ["> ```", "> > ```text", "  ```", "~~~"])
+def test_fences_dropped_inside_quotes(parser, physical) -> None:
+    assert parser.peel(1, physical) == (None, False)
+
+
+def test_exception_without_a_literal_is_left_alone(parser) -> None:
+    line, _ = parser.peel(1, "ValueError: Requested tokens (5000) exceed context window of 4096")
+    assert line is not None and line.text == "ValueError: Requested tokens (5000) exceed context window of 4096"
+    assert line.wrappers == ()
+
+
+@pytest.mark.parametrize(
+    "text,hidden",
+    [
+        ("...", None),
+        ("....", None),
+        ("  [...]", None),
+        ("(...)", None),
+        ("…", None),
+        ("[…]", None),
+        ("<snip>", None),
+        ("--- snip ---", None),
+        ("[snipped]", None),
+        ("(truncated)", None),
+        ("[output truncated]", None),
+        ("... 40 lines omitted ...", 40),
+        ("[... 12 more lines ...]", 12),
+        ("<300 lines removed>", 300),
+        ("> ...", None),
+    ],
+)
+def test_elisions(parser, text, hidden) -> None:
+    line, _ = parser.peel(1, text)
+    assert line is not None
+    assert parser.elision(line.text) == (True, hidden)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "...........................................................................................",
+        "srv  load_model: loading model ...",
+        "cmn  common_init_: warming up the model with an empty run - please wait ... (--no-warmup to disable)",
+        "slot update_slots: id  0 | task 1 | n_past = 10, truncated = 0",
+        "llama_model_loader: - kv  14: tokenizer.ggml.tokens arr[str,256000] = [\"<PAD>\", ...",
+    ],
+)
+def test_not_elisions(parser, text) -> None:
+    line, _ = parser.peel(1, text)
+    assert line is not None and parser.elision(line.text) == (False, None)
+
+
+def _entries(knowledge, log: list[str]) -> list:
+    from llamadiag.engine.analyze import Analyzer
+
+    analyzer = Analyzer(knowledge, every_line=True)
+    seen = []
+    analyzer.on_entry = lambda line, targets: seen.append(line)
+    analyzer.feed(log)
+    analyzer.flush()
+    return seen
+
+
+SEQ_POSITIONS = [
+    "0.41.772.010 E init: the tokens of sequence 3 in the input batch have inconsistent sequence positions:",
+    " - the last position stored in the memory module of the context (i.e. the KV cache) for sequence 3 is X = 17",
+    " - the tokens for sequence 3 in the input batch have a starting position of Y = 942",
+    " it is required that the sequence positions remain consecutive: Y = X + 1",
+    "0.41.772.031 E srv        decode: failed to process speculative batch",
+]
+
+
+def test_foreign_lines_do_not_break_continuations(knowledge) -> None:
+    gin = '[GIN] 2024/05/01 - 10:00:00 | 200 |      41.983µs |       127.0.0.1 | HEAD     "/"'
+    ollama = 'time=2024-05-01T10:00:00.000Z level=INFO source=server.go:123 msg="waiting for server" status="x"'
+    log = [SEQ_POSITIONS[0], gin, SEQ_POSITIONS[1], ollama, gin, *SEQ_POSITIONS[2:]]
+    seen = _entries(knowledge, log)
+    llama = [ln for ln in seen if not ln.wrappers]
+    assert [(ln.number, ln.end) for ln in llama] == [(1, 7), (8, 8)]
+    assert llama[0].text.count("\n") == 3 and llama[0].level == "E"
+    foreign = [ln for ln in seen if ln.wrappers]
+    assert [(ln.number, ln.tag) for ln in foreign] == [(2, "gin"), (4, None), (5, "gin")]
+
+
+def test_continuations_inside_ollama_msg_join(knowledge) -> None:
+    def wrap(text: str) -> str:
+        return 'time=2024-05-01T10:00:00.000Z level=INFO source=server.go:1 msg="' + text.replace('"', '\\"') + '"'
+
+    seen = _entries(knowledge, [wrap(x) for x in SEQ_POSITIONS])
+    assert [(ln.number, ln.end) for ln in seen] == [(1, 4), (5, 5)]
+
+
+def test_elision_line_is_not_an_entry(knowledge) -> None:
+    seen = _entries(knowledge, ["E srv  x: a", "[...]", "E srv  x: b"])
+    assert [ln.text for ln in seen] == ["srv  x: a", "srv  x: b"]

@@ -29,6 +29,7 @@ class ScanHost(Protocol):
     index: LiteralIndex
     envelope: EnvelopeParser
     held: Line | None
+    bridged: int
     line_number: int
     processed: int
     streams: dict[str | None, Stream]

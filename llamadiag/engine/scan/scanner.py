@@ -56,7 +56,11 @@ class Scanner:
         self.bulk_from = BULK_FROM
         self.bulk: BulkPath | None = None
         self.fed = 0
-        self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind == "cont" for t in ts))
+        # literals of continuation lines, and of lines another program interleaves (which do not
+        # end the entry before them): either, right after a line, may extend its entry
+        self.cont_ids = frozenset(
+            i for i, ts in enumerate(self.by_id) if any(t.kind in ("cont", "bridge") for t in ts)
+        )
         self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
         k = analyzer.k
         self.scalar_facts = {f.name for f in k.facts if f.type not in ("list", "count")}
@@ -129,11 +133,14 @@ class Scanner:
         held = self.a.held
         if held is None or pos >= len(block):
             return []
-        if held.end == number:
+        if max(held.end, self.a.bridged) == number:
             raw = block[pos : block.find(b"\n", pos)].decode("utf-8", "replace")
-            line, is_cont = self.a.envelope.peel(number + 1, clean_line(raw))
+            env = self.a.envelope
+            line, is_cont = env.peel(number + 1, clean_line(raw))
             if line is not None and is_cont and line.instance == held.instance:
                 return []
+            if line is not None and not env.transparent.isdisjoint(line.wrappers):
+                return []  # another program's line: a continuation may still follow it
         return self.a.release_held()
 
     def _lines(self, block: bytes, start: int, stop: int, base: int) -> Done:
@@ -244,7 +251,7 @@ class Scanner:
         quick = env.quick.match(raw) if is_plain else None
         if quick is not None and quick.lastgroup == "wrapper":  # journald, docker -t ...: peel them only
             inner, wrappers, meta, _, _, terminal = env.unwrap(raw)
-            if "instance" in meta or terminal or not plain(inner):
+            if "instance" in meta or terminal or not plain(inner) or not env.transparent.isdisjoint(wrappers):
                 is_plain = False  # the full peel below
             else:
                 quick = env.quick.match(inner)
@@ -266,7 +273,7 @@ class Scanner:
             if line is None:
                 return []
             hint = targets if plain(raw) else self.text_targets(line.text)  # a wrapped line can be plain
-            if is_cont:
+            if is_cont or (a.held is not None and not env.transparent.isdisjoint(line.wrappers)):
                 return a.physical_line(line, is_cont, hint)
             targets, text, wrappers = hint, line.text, list(line.wrappers)
         # not a continuation: the held entry is complete, process it first
@@ -302,8 +309,10 @@ class Scanner:
     def inert(self, t: Target, run: Run) -> bool:
         """Would this target's effect leave the run unchanged, whatever the line says?"""
         kind, ref = t.kind, t.ref
-        if kind == "cont":
-            return True  # only asked for lines already known not to be continuations
+        if kind in ("cont", "bridge"):
+            # only asked for lines known not to continue an entry; another program's line
+            # matters only right after a held entry, which never takes this shortcut
+            return True
         if kind == "fact":
             return ref[0] in self.scalar_facts and ref[0] in run.facts.values
         if kind == "era":
