@@ -79,11 +79,16 @@ class Guard:
             # DNS rebinding: a page of another site whose name now points at this address
             return 421, "this desk answers only requests for its own address (Host header refused)", []
         origin = headers.get(b"origin")
-        cross = headers.get(b"sec-fetch-site", b"") == b"cross-site"
-        if scope["method"] not in SAFE_METHODS and (
-            cross
-            or (origin is not None and origin.decode("latin-1").lower() not in (f"http://{host}", f"https://{host}"))
-        ):
+        site = headers.get(b"sec-fetch-site", b"")
+        # Under the desk's own `Referrer-Policy: no-referrer` a browser sends `Origin: null` even for
+        # its own form; `Sec-Fetch-Site: same-origin`, which no page can set, vouches for it then.
+        own_null = origin == b"null" and site == b"same-origin"
+        foreign = (
+            origin is not None
+            and not own_null
+            and origin.decode("latin-1").lower() not in (f"http://{host}", f"https://{host}")
+        )
+        if scope["method"] not in SAFE_METHODS and (site == b"cross-site" or foreign):
             return 403, "a request from another site's page is refused (Origin)", []
         if self.token is not None and scope["path"] != "/healthz" and not self._authorised(headers):
             challenge = [(b"www-authenticate", b'Basic realm="llamadiag desk", charset="UTF-8"')]

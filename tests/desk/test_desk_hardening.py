@@ -49,6 +49,11 @@ def test_cross_site_posts_are_refused(desk: Desk) -> None:
         assert form.status_code == 403
     assert client.post("/api/explain", json=body, headers={"origin": "http://testserver"}).status_code == 200
     assert client.post("/api/explain", json=body).status_code == 200  # curl sends no Origin
+    # the desk's own form under its no-referrer policy: Origin null, vouched for by the browser
+    own = {"origin": "null", "sec-fetch-site": "same-origin"}
+    assert client.post("/", data=body, headers=own).status_code == 200
+    sandboxed = {"origin": "null", "sec-fetch-site": "cross-site"}  # a sandboxed foreign page
+    assert client.post("/", data=body, headers=sandboxed).status_code == 403
 
 
 def test_a_token_is_required_when_set(desk: Desk) -> None:
