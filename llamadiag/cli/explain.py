@@ -123,18 +123,26 @@ def compare(
     before: Annotated[str, typer.Argument(help="Log from before the fix.")],
     after: Annotated[str, typer.Argument(help="Log from after the fix.")],
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    fail_on: Annotated[
+        Severity, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
+    ] = Severity.error,
     rules: RulesOpt = None,
 ) -> None:
-    """Compare two logs: throughput, draft acceptance, errors, and whether each finding is gone."""
+    """Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, and
+    which failures are new in AFTER. Exit 1 when a finding of BEFORE is not fixed or AFTER has a
+    new one at or above --fail-on."""
     from llamadiag.features.compare import compare as run_compare
+    from llamadiag.features.compare import new_in_after
     from llamadiag.render.compare import compare_json, print_compare
 
     k = load(rules)
     rb = diagnose_source(k, before, None, None, None).report
     ra = diagnose_source(k, after, None, None, None).report
     verdicts = run_compare(k, rb, ra, after)
+    new = new_in_after(rb, ra)
     if fmt is Format.json:
-        typer.echo(compare_json(rb, ra, verdicts))
+        typer.echo(compare_json(rb, ra, verdicts, new))
     else:
-        print_compare(Console(highlight=False), rb, ra, verdicts)
-    raise typer.Exit(0 if all(v.fixed for v in verdicts) else 1)
+        print_compare(Console(highlight=False), rb, ra, verdicts, new)
+    broken = any(Severity(f.severity).rank >= fail_on.rank for f in new)
+    raise typer.Exit(0 if all(v.fixed for v in verdicts) and not broken else 1)

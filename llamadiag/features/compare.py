@@ -2,7 +2,7 @@
 
 Per run: request throughput, draft acceptance, errors. For each finding of BEFORE: is it
 gone in AFTER, and do the rule's machine checks (signature absent, a line present,
-throughput within tolerance, no errors) pass on AFTER?
+throughput within tolerance, no errors) pass on AFTER? And which failures are new in AFTER?
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from llamadiag.engine.findings import Report
+from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.patterns import compile_pattern
 from llamadiag.source.reader import read_blocks
@@ -55,6 +55,19 @@ def _generation_fast_end(report: Report) -> float | None:
 def _line_present(path: str, regex: str) -> bool:
     pattern = compile_pattern(regex)
     return any(pattern.search(line) for block in read_blocks(path) for line in block)
+
+
+def new_in_after(before: Report, after: Report) -> list[Finding]:
+    """Findings of the after-log whose cause the before-log did not show (a fix that broke
+    something else), one per rule, ranked as the after-log's report ranks them."""
+    before_ids = {f.rule_id for f in before.findings}
+    seen: set[str] = set()
+    out = []
+    for f in after.findings:
+        if f.rule_id not in before_ids and f.rule_id not in seen:
+            seen.add(f.rule_id)
+            out.append(f)
+    return out
 
 
 def compare(k: Knowledge, before: Report, after: Report, after_path: str) -> list[FindingVerdict]:

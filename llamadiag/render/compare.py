@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from llamadiag.engine.findings import Report
+from llamadiag.engine.findings import Finding, Report
 from llamadiag.features.compare import FindingVerdict
 
 
@@ -16,7 +16,10 @@ def _series(s: dict) -> str:
     return f"{s['median']} (p10 {s['p10']}, p90 {s['p90']}; n={s['count']})"
 
 
-def print_compare(console: Console, before: Report, after: Report, verdicts: list[FindingVerdict]) -> None:
+def print_compare(
+    console: Console, before: Report, after: Report, verdicts: list[FindingVerdict], new: list[Finding]
+) -> None:
+    """The per-run statistics table, a verdict per finding of BEFORE, and the failures new in AFTER."""
     """Print the per-run request table and the verdict on each finding of the before-log."""
     table = Table(title="Requests per run", title_justify="left")
     for col in ("log", "run", "prompt tok/s", "generation tok/s", "draft acceptance", "errors"):
@@ -37,6 +40,10 @@ def print_compare(console: Console, before: Report, after: Report, verdicts: lis
     console.print(table)
     if not verdicts:
         console.print("No finding in BEFORE to verify.")
+    for f in new:
+        head = Text("NEW IN AFTER ", style="bold red")
+        head.append(f"{f.title} ({f.rule_id}; {f.severity}, {f.confidence})")
+        console.print(head)
     for v in verdicts:
         head = Text("FIXED " if v.fixed else "NOT FIXED ", style="bold green" if v.fixed else "bold red")
         head.append(f"{v.title} ({v.rule_id})")
@@ -49,7 +56,7 @@ def print_compare(console: Console, before: Report, after: Report, verdicts: lis
             console.print(line)
 
 
-def compare_json(before: Report, after: Report, verdicts: list[FindingVerdict]) -> str:
+def compare_json(before: Report, after: Report, verdicts: list[FindingVerdict], new: list[Finding]) -> str:
     """`compare -f json`: the statistics of each run and a verdict per finding of BEFORE."""
     import json
 
@@ -65,6 +72,10 @@ def compare_json(before: Report, after: Report, verdicts: list[FindingVerdict]) 
                     "checks": [c.__dict__ for c in v.checks],
                 }
                 for v in verdicts
+            ],
+            "new_in_after": [
+                {"rule_id": f.rule_id, "title": f.title, "severity": f.severity, "confidence": f.confidence}
+                for f in new
             ],
         },
         indent=2,

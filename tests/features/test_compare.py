@@ -46,3 +46,19 @@ def test_fix_by_dropping_speculation_fails_the_checks(tmp_path: Path) -> None:
     checks = {c["text"]: c["status"] for c in data["findings"][0]["checks"]}
     assert rc == 1
     assert checks["Draft acceptance lines still appear, so speculation is on."] == "fail"
+
+
+def test_a_failure_new_in_after_is_reported_and_fails(tmp_path) -> None:
+    from tests.cli.test_cli import run
+
+    fixed = SAMPLES / "seed-b11721-fixed-lv4.log"
+    broken = SAMPLES / "server-port-in-use-b5060-windows.log"
+    out = run("compare", str(fixed), str(broken), "--format", "json")
+    data = json.loads(out.stdout)
+    assert [f["rule_id"] for f in data["new_in_after"]] == ["port-already-in-use"]
+    assert out.returncode == 1  # nothing in BEFORE to verify, but AFTER broke
+    rich = run("compare", str(fixed), str(broken))
+    assert b"NEW IN AFTER" in rich.stdout and b"port-already-in-use" in rich.stdout
+    assert run("compare", str(fixed), str(broken), "--fail-on", "critical").returncode == 1
+    same = run("compare", str(fixed), str(fixed), "--format", "json")
+    assert json.loads(same.stdout)["new_in_after"] == [] and same.returncode == 0
