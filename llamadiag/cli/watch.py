@@ -27,7 +27,7 @@ from llamadiag.knowledge.rulemodel import Severity
 if TYPE_CHECKING:  # the watch machinery is imported when `watch` runs: other commands start faster
     from llamadiag.features.watch.watcher import Watcher
     from llamadiag.render.watch import JsonlSink, RichSink
-    from llamadiag.source.pump import End, InputPump
+    from llamadiag.source.pump import Block, End, InputPump, Notice
 
 TICK = 0.05  # seconds: how often the loop wakes while the input is quiet
 SWITCH_INTERVAL = 0.0005  # seconds: thread switch interval (latency from the reader thread)
@@ -86,7 +86,6 @@ class _OutputWatch:
 
 
 def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
-    from llamadiag.source.pump import Block, Notice
 
     output = _OutputWatch()
     last = time.monotonic()
@@ -98,12 +97,22 @@ def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
                 raise BrokenPipeError
             continue
         last = time.monotonic()
-        if isinstance(item, Block):
-            watcher.feed(item.lines)
-        elif isinstance(item, Notice):
-            watcher.notice(item.kind, item.message, item.line)
-        else:
-            return item
+        end = _hand_over(item, watcher)
+        if end is not None:
+            return end
+    return None
+
+
+def _hand_over(item: Block | Notice | End, watcher: Watcher) -> End | None:
+    """Give the watcher a block of lines or a reader's notice; an end of input is returned."""
+    from llamadiag.source.pump import Block, Notice
+
+    if isinstance(item, Block):
+        watcher.feed(item.lines)
+    elif isinstance(item, Notice):
+        watcher.notice(item.kind, item.message, item.line)
+    else:
+        return item
     return None
 
 
@@ -111,7 +120,6 @@ def _drain(pump: InputPump, watcher: Watcher, wait: float) -> End | None:
     """After a signal: end the input where it is and analyse what the reader still holds, so a
     last line without its newline gives its finding and a `partial_line` notice, as at the end
     of a file. Bounded by `wait` seconds (a pipe whose writer is silent cannot be ended)."""
-    from llamadiag.source.pump import Block, Notice
 
     pump.stop()
     deadline = time.monotonic() + wait
@@ -119,12 +127,9 @@ def _drain(pump: InputPump, watcher: Watcher, wait: float) -> End | None:
         item = pump.get(left)
         if item is None:
             return None
-        if isinstance(item, Block):
-            watcher.feed(item.lines)
-        elif isinstance(item, Notice):
-            watcher.notice(item.kind, item.message, item.line)
-        else:
-            return item
+        end = _hand_over(item, watcher)
+        if end is not None:
+            return end
     return None
 
 
