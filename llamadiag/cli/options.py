@@ -55,9 +55,8 @@ ApiKeyOpt = Annotated[
     str | None,
     typer.Option(
         "--api-key",
-        envvar="LLAMA_API_KEY",
-        show_envvar=True,
-        help="The server's API key for --server / probe (sent as a Bearer token; default: $LLAMA_API_KEY).",
+        help="The server's API key for --server / probe (sent as a Bearer token; default: the variable "
+        "llama-server reads its key from, see docs/probe.md).",
     ),
 ]
 AllowRemoteOpt = Annotated[

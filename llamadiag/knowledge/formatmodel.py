@@ -371,6 +371,9 @@ class ProbeSpec(Strict):
     timeouts: ProbeTimeouts
     max_body_bytes: int = Field(gt=0, le=64 * 1024 * 1024)
     user_agent: str
+    api_key_env: list[str] = Field(
+        default_factory=list, description="Variables llama-server reads its API key from; the key when none is given."
+    )
     endpoints: list[ProbeEndpoint] = Field(min_length=1)
     identify: ProbeIdentify
     version: ProbeVersion

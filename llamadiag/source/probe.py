@@ -16,6 +16,7 @@ from __future__ import annotations
 import http.client
 import ipaddress
 import json
+import os
 import socket
 import ssl
 import time
@@ -424,6 +425,8 @@ def probe(
     that is not loopback without `allow_remote`.
     """
     spec = spec or builtin_format(ProbeSpec)
+    if api_key is None:  # as the server itself would take it
+        api_key = next((os.environ[name] for name in spec.api_key_env if os.environ.get(name)), None)
     target = parse_url(url, allow_remote)
     client = _Client(target, spec, api_key)
     answers: dict[str, Answer] = {}
