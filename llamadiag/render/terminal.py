@@ -55,6 +55,15 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
     for e in f.evidence[:12]:
         ev.add_row(str(e.line), safe(e.text))
     parts += [Text(), Text(f"Evidence (seen {f.count}×, lines {f.first_line}-{f.last_line})", style="bold"), ev]
+    if f.seen is not None and f.seen.runs > 1:
+        parts.append(_labelled("Across runs:", f.seen.sentence(), "bold cyan"))
+        if f.seen.last_evidence:
+            last = Table.grid(padding=(0, 1))
+            last.add_column(style="dim", justify="right")
+            last.add_column()
+            for e in f.seen.last_evidence[:6]:
+                last.add_row(str(e.line), safe(e.text))
+            parts += [Text(f"Last seen (run {f.seen.last_run})", style="bold"), last]
     if f.values:
         parts.append(_labelled("Values:", ", ".join(f"{k}={v}" for k, v in f.values.items())))
     if f.facts_used:
@@ -105,9 +114,21 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
         Group(*parts),
         title=title,
         title_align="left",
-        subtitle=Text(f"{f.rule_id} · run {f.run}"),
+        subtitle=Text(f"{f.rule_id} · {runs_label(f)}"),
         border_style=SEV_STYLE.get(f.severity, ""),
     )
+
+
+def runs_label(f: Finding) -> str:
+    """`run 3`, or `runs 0-39 (40)` for a cause seen in several runs."""
+    if f.seen is None or f.seen.runs <= 1:
+        return f"run {f.run}"
+    return f"runs {f.seen.first_run}-{f.seen.last_run} ({f.seen.runs})"
+
+
+def run_count(report: Report) -> int:
+    """The runs the input held (a report's runs with the same facts are shown once)."""
+    return report.run_count if report.run_count is not None else len(report.runs)
 
 
 def run_bits(facts: dict[str, Any]) -> str:
@@ -122,11 +143,13 @@ def run_bits(facts: dict[str, Any]) -> str:
 def print_report(console: Console, report: Report, why: bool = False) -> None:
     """Print the report to the terminal (with the ruled-out rules when `why`)."""
     name = report.input.get("name", "input")
-    header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
+    header = Text(f"llamadiag {report.version} · {name} · {run_count(report)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
     console.print(header)
     for run in report.runs:
         console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + run_bits(run.facts)))
+        if run.seen is not None:
+            console.print(safe(f"    {run.seen.sentence()}"), style="dim")
     if not report.findings:
         console.print(Text("No known failure recognised.", style="green"))
     for f in report.findings:
@@ -143,7 +166,8 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
 
 def ruled_out_line(r: RuledOut) -> Text:
     """A ruled-out rule as one line."""
-    return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+    where = f"run {r.run}" if r.runs <= 1 else f"{r.runs} runs, {r.run}-{r.last_run}, first"
+    return safe(f"  {r.rule_id} ({where}, line {r.evidence_line}): {r.reason}")
 
 
 def print_unmatched(console: Console, templates: list) -> None:
