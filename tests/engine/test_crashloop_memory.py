@@ -83,8 +83,10 @@ def test_the_report_does_not_grow_with_the_runs(explained: dict[str, tuple[int, 
     _, small, small_size = explained["100 runs"]
     _, large, large_size = explained["10,000 runs"]
     assert (small["run_count"], large["run_count"]) == (100, RUNS)
-    assert [f["rule_id"] for f in small["findings"]] == [f["rule_id"] for f in large["findings"]] == [
-        "model-file-not-found"
-    ]
+    assert (
+        [f["rule_id"] for f in small["findings"]]
+        == [f["rule_id"] for f in large["findings"]]
+        == ["model-file-not-found"]
+    )
     assert large["findings"][0]["seen"]["runs"] == RUNS and len(large["runs"]) == len(small["runs"])
     assert abs(large_size - small_size) < 1024, (small_size, large_size)  # longer line numbers only
