@@ -32,6 +32,8 @@ import regex
 
 from llamadiag.engine.findings import Finding, RuledOut, RunOut, RunSeen, RunSpan, RunsSeen, Seen
 
+# the models below are built with model_construct: their values come from validated findings
+# and runs, and a crash loop folds thousands of runs
 KEEP = 3  # first and last runs kept as examples of a grouped finding or run
 MAX_BUILDS = 16
 _VARIABLE = regex.compile(r"0x[0-9a-fA-F]+|\d+")  # numbers in evidence text: addresses, timings, ids
@@ -75,14 +77,18 @@ def one_run(run: RunOut, findings: Iterable[Finding], ruled_out: Iterable[RuledO
     """The summary of one run: its entry, its findings (with `seen` for this run) and ruled-out rules."""
     grouped: dict[str, Finding] = {}
     for f in findings:
-        seen = Seen(
+        seen = Seen.model_construct(
             first_run=f.run,
             last_run=f.run,
             first_time=f.evidence[0].time if f.evidence else None,
             last_time=f.evidence[-1].time if f.evidence else None,
             builds=[build] if build is not None else [],
             unknown_build_runs=0 if build is not None else 1,
-            examples=[RunSeen(run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count, build=build)],
+            examples=[
+                RunSeen.model_construct(
+                    run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count, build=build
+                )
+            ],
         )
         key = cause_key(f)
         prior = grouped.get(key)
@@ -110,7 +116,7 @@ def merge_findings(a: Finding, b: Finding) -> Finding:
     runs over both, and the last evidence from `b`."""
     sa, sb = _seen_of(a), _seen_of(b)
     examples = _ends(sa.examples + sb.examples, sa.runs + sb.runs)
-    seen = Seen(
+    seen = Seen.model_construct(
         runs=sa.runs + sb.runs,
         first_run=sa.first_run,
         last_run=sb.last_run,
@@ -135,7 +141,7 @@ def merge_runs(a: RunOut, b: RunOut) -> RunOut:
     """Runs of one shape: `a`'s entry (the first run) with how many runs and which, up to `b`'s last."""
     sa, sb = _runs_seen(a), _runs_seen(b)
     runs = sa.runs + sb.runs
-    seen = RunsSeen(runs=runs, last=sb.last, examples=_ends(sa.examples + sb.examples, runs))
+    seen = RunsSeen.model_construct(runs=runs, last=sb.last, examples=_ends(sa.examples + sb.examples, runs))
     return a.model_copy(update={"seen": seen})
 
 
@@ -179,15 +185,15 @@ def _ends(items: list[Any], total: int) -> list[Any]:
 def _seen_of(f: Finding) -> Seen:
     if f.seen is not None:
         return f.seen
-    example = RunSeen(run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count)
-    return Seen(first_run=f.run, last_run=f.run, unknown_build_runs=1, examples=[example])
+    example = RunSeen.model_construct(run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count)
+    return Seen.model_construct(first_run=f.run, last_run=f.run, unknown_build_runs=1, examples=[example])
 
 
 def _runs_seen(run: RunOut) -> RunsSeen:
     if run.seen is not None:
         return run.seen
-    span = RunSpan(index=run.index, first_line=run.first_line, last_line=run.last_line)
-    return RunsSeen(runs=1, last=span, examples=[span])
+    span = RunSpan.model_construct(index=run.index, first_line=run.first_line, last_line=run.last_line)
+    return RunsSeen.model_construct(runs=1, last=span, examples=[span])
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any], merge: Any) -> dict[str, Any]:

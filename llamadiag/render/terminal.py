@@ -191,7 +191,8 @@ def print_facts(console: Console, report: Report) -> None:
     for run in report.runs:
         table = Table(
             title=f"run {run.index} (lines {run.first_line}-{run.last_line})"
-            + (f", instance {run.instance}" if run.instance else ""),
+            + (f", instance {run.instance}" if run.instance else "")
+            + (f"; {run.seen.sentence()}" if run.seen is not None else ""),
             title_justify="left",
         )
         table.add_column("fact")
