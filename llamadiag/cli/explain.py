@@ -26,6 +26,7 @@ from llamadiag.cli.options import (
     report_rule_errors,
 )
 from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.render.layout import stdout_console
 
 
 def explain(
@@ -70,7 +71,7 @@ def explain(
     else:
         from llamadiag.render.terminal import print_report
 
-        print_report(Console(highlight=False), report, why)
+        print_report(stdout_console(), report, why)
     broken = report_rule_errors(k)
     end_with_input_error(diagnosis)
     if broken:
@@ -104,7 +105,7 @@ def facts(
         raise typer.Exit(0)
     from llamadiag.render.terminal import print_facts
 
-    print_facts(Console(highlight=False), report)
+    print_facts(stdout_console(), report)
 
 
 def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:

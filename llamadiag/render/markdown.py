@@ -13,6 +13,7 @@ from typing import Any
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
 from llamadiag.mdtext import code, esc, fence
+from llamadiag.render.words import run_words
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -26,8 +27,6 @@ CONF_SENTENCE = {
     "likely": "Your log most likely shows a known llama.cpp issue",
     "possible": "Your log may show a known llama.cpp issue",
 }
-
-
 
 
 def ref_label(r: ReferenceOut) -> str:
@@ -107,10 +106,6 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     return "\n".join(out)
 
 
-def _value(value: Any) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
 def run_line(run: Any) -> str:
     """A run as a markdown list item: its lines and summary."""
     return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
@@ -118,23 +113,7 @@ def run_line(run: Any) -> str:
 
 def run_summary(run: Any) -> str:
     """What a run was, in a few plain words: build, backends, devices, model, speculative type."""
-    facts = run.facts
-    bits = []
-    if "build" in facts:
-        bits.append(f"build b{facts['build']}")
-    elif "era" in facts:
-        bits.append(f"era {facts['era']}")
-    for key, label in (
-        ("backends", "backend"),
-        ("devices", "device"),
-        ("model_path", "model"),
-        ("spec_type", "spec-type"),
-    ):
-        if facts.get(key) not in (None, [], ""):
-            bits.append(f"{label} {_value(facts[key])}")
-    if facts.get("has_mmproj") is True:
-        bits.append("with --mmproj")
-    return ", ".join(bits) or "few facts"
+    return run_words(run.facts, detail=False)
 
 
 def footer(report: Report, redaction_note: str | None) -> list[str]:
