@@ -3,35 +3,50 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Annotated
 
 import typer
 from rich.console import Console
 
-from llamadiag.api import ServerFacts
+from llamadiag.api import Report, ServerFacts
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
     BuildOpt,
     CmdlineOpt,
+    ExplainFormat,
     Format,
+    OutputOpt,
     ProgressOpt,
     RulesOpt,
     ServerOpt,
     VersionOpt,
     diagnose_source,
     end_with_input_error,
+    fail,
     load,
     redactor_for,
     report_rule_errors,
 )
+from llamadiag.cli.output import output_to
 from llamadiag.knowledge.rulemodel import Severity
-from llamadiag.render.layout import stdout_console
+from llamadiag.render.layout import plain_lines, stdout_console
 
 
 def explain(
     source: Annotated[str, typer.Argument(help="Log file (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin.")],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
+    fmt: Annotated[
+        ExplainFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: rich (the view), json, markdown (a ticket reply), jsonl (one finding per line), "
+            "sarif (SARIF 2.1.0), github (GitHub Actions annotations).",
+        ),
+    ] = ExplainFormat.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
@@ -40,7 +55,7 @@ def explain(
     ] = Severity.error,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
     no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names (every format but rich).")
     ] = False,
     unmatched: Annotated[
         bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
@@ -58,20 +73,7 @@ def explain(
     report = diagnosis.report
     report.notes[:0] = origin
     worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
-    if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
-        from llamadiag.render.json import write_report_json
-
-        write_report_json(report, redactor_for(no_redact), why, sys.stdout)
-    elif fmt is Format.markdown:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.markdown import report_markdown
-
-        report, redaction = redact_report(report, redactor_for(no_redact))
-        typer.echo(report_markdown(report, redaction.line()), nl=False)
-    else:
-        from llamadiag.render.terminal import print_report
-
-        print_report(stdout_console(), report, why)
+    _write(output, lambda out: _write_report(report, fmt, why, no_redact, out))
     broken = report_rule_errors(k)
     end_with_input_error(diagnosis)
     if broken:
@@ -79,13 +81,68 @@ def explain(
     raise typer.Exit(1 if worst >= fail_on.rank else 0)
 
 
+def _write_report(report: Report, fmt: ExplainFormat, why: bool, no_redact: bool, out: IO[str]) -> None:
+    """Write the report in a format; every format but rich is shareable, so redacted unless asked
+    not to (the terminal shows everything)."""
+    if fmt is ExplainFormat.rich:
+        from llamadiag.render.terminal import print_report
+
+        print_report(console_on(out), report, why)
+    elif fmt is ExplainFormat.markdown:
+        from llamadiag.features.redact import redact_report
+        from llamadiag.render.markdown import report_markdown
+
+        report, redaction = redact_report(report, redactor_for(no_redact))
+        out.write(report_markdown(report, redaction.line()))
+    else:
+        from llamadiag.render.json import report_data, write_json
+
+        data = report_data(report, redactor_for(no_redact), why)
+        if fmt is ExplainFormat.json:
+            write_json(data, out)
+        elif fmt is ExplainFormat.jsonl:
+            from llamadiag.render.jsonl import write_findings_jsonl
+
+            write_findings_jsonl(data, out)
+        elif fmt is ExplainFormat.sarif:
+            from llamadiag.render.sarif import sarif_log
+
+            write_json(sarif_log(data), out)
+        else:
+            from llamadiag.render.github import write_annotations
+
+            write_annotations(data, out)
+
+
+def console_on(out: IO[str]) -> Console:
+    """The console for a view written to `out`: standard output's, or a file's (plain layout)."""
+    if out is sys.stdout:
+        return stdout_console()
+    return plain_lines(Console(file=out, highlight=False))
+
+
+def _write(output: Path | None, write: Callable[[IO[str]], None]) -> None:
+    """Run `write` on standard output or on the file of -o (an unwritable file: exit 2)."""
+    if output is None:
+        write(sys.stdout)
+        return
+    try:
+        with output_to(output) as out:
+            write(out)
+    except OSError as exc:
+        raise fail(f"cannot write {output}: {exc.strerror or exc}") from exc
+
+
 def facts(
     source: Annotated[str, typer.Argument(help="Log file or - for stdin.")],
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format: rich, json or markdown.")] = Format.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json and markdown.")
+    ] = False,
     rules: RulesOpt = None,
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
@@ -96,16 +153,24 @@ def facts(
     live, origin = _live(server, api_key, allow_remote)
     report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
     report.notes[:0] = origin
+    _write(output, lambda out: _write_facts(report, fmt, no_redact, out))
+
+
+def _write_facts(report: Report, fmt: Format, no_redact: bool, out: IO[str]) -> None:
     if fmt is Format.json:
+        from llamadiag.render.json import facts_data, write_json
+
+        write_json(facts_data(report, redactor_for(no_redact)), out)
+    elif fmt is Format.markdown:
         from llamadiag.features.redact import redact_report
-        from llamadiag.render.json import runs_json
+        from llamadiag.render.markdown import facts_markdown
 
-        report, _ = redact_report(report, redactor_for(no_redact))
-        typer.echo(runs_json(report))
-        raise typer.Exit(0)
-    from llamadiag.render.terminal import print_facts
+        report, redaction = redact_report(report, redactor_for(no_redact))
+        out.write(facts_markdown(report, redaction.line()))
+    else:
+        from llamadiag.render.terminal import print_facts
 
-    print_facts(stdout_console(), report)
+        print_facts(console_on(out), report)
 
 
 def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:

@@ -13,7 +13,7 @@ from typing import Any
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
 from llamadiag.mdtext import code, esc, fence
-from llamadiag.render.words import run_words
+from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -149,6 +149,36 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
             f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" + looks_like_md(t.looks_like)
             for t in templates
         ]
+    for note in report.notes:
+        out += ["", f"> Note: {esc(note)}"]
+    out += footer(report, redaction_note)
+    return "\n".join(out) + "\n"
+
+
+def table_code(value: Any) -> str:
+    """A value in a table cell: in words, as inline code (no markdown or HTML inside), on one line,
+    its `|` escaped so it cannot open another cell."""
+    return code(value_words(value).replace("\r", "").replace("\n", "⏎")).replace("|", "\\|")
+
+
+def facts_markdown(report: Report, redaction_note: str | None = None) -> str:
+    """`facts -f markdown`: per run a table of each fact, its value and where it came from, and
+    the run's request statistics."""
+    name = esc(report.input.get("name", "input"))
+    out = ["# llamadiag facts", "", f"`{name}`: {len(report.runs)} server run(s)."]
+    for run in report.runs:
+        where = f", instance {esc(run.instance)}" if run.instance else ""
+        out += ["", f"## Run {run.index} (lines {run.first_line}–{run.last_line}{where})", ""]
+        out += ["| fact | value | from |", "|---|---|---|"]
+        for fact, use in run.fact_sources.items():
+            source = f"line {use.line}" if use.line else esc(use.source)
+            out.append(f"| {fact} | {table_code(use.value)} | {source} |")
+        said = stats_words(run.stats)
+        if said:
+            out += ["", "**Requests**", ""]
+            out += [f"- {esc(line.strip())}" for line in said]
+    if not report.runs:
+        out += ["", "No server run found in the input."]
     for note in report.notes:
         out += ["", f"> Note: {esc(note)}"]
     out += footer(report, redaction_note)
