@@ -11,7 +11,7 @@ from typing import IO, TYPE_CHECKING, Any
 from llamadiag.engine.findings import Report
 
 if TYPE_CHECKING:
-    from llamadiag.features.redact import Redactor
+    from llamadiag.features.redact import RedactionSummary, Redactor
 
 # The version of the JSON contract: the major part changes when a field changes its meaning or
 # shape, the minor part when fields are added. 1.0: the first published schema.
@@ -52,6 +52,15 @@ def report_data(report: Report, redactor: Redactor, why: bool) -> dict[str, Any]
     data, redaction = redact_data(data, redactor)
     if not why:
         del data["ruled_out"]
+    data["redaction"] = redaction.model_dump()
+    return data
+
+
+def redacted_report_data(report: Report, redaction: RedactionSummary) -> dict[str, Any]:
+    """The JSON contract's data of a report that was already redacted (the desk's API), without
+    `ruled_out`: the same as `explain --format json` prints."""
+    data = _wrapper(report) | report.model_dump(mode="json", exclude={"ruled_out"})
+    _examples_as_evidence(data["unmatched"])
     data["redaction"] = redaction.model_dump()
     return data
 
