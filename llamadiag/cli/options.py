@@ -44,6 +44,13 @@ class ExplainFormat(str, Enum):
     github = "github"
 
 
+class ViewFormat(str, Enum):
+    """The output formats of probe: its view and its JSON (no markdown: nothing to share there)."""
+
+    rich = "rich"
+    json = "json"
+
+
 class DraftFormat(str, Enum):
     """The output formats of a bug-report draft (markdown is what the issue form takes)."""
 

@@ -10,6 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from llamadiag.cli.options import DraftFormat, ExplainFormat, Format
 from tests.paths import SAMPLES
 
 TICKET = SAMPLES / "seed-ticket.txt"  # a confirmed error-severity failure
@@ -67,6 +70,28 @@ def test_formats_that_a_command_does_not_have_are_refused() -> None:
     done = run("report", "-f", "rich", str(TICKET))
     assert done.returncode == 2
     assert b"'rich' is not one of 'markdown', 'json'" in done.stderr
+    done = run("probe", "-f", "markdown", "http://127.0.0.1:9")
+    assert done.returncode == 2 and b"'markdown' is not one of 'rich', 'json'" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("command", "formats"),
+    [
+        (["explain", str(TICKET)], [f.value for f in ExplainFormat]),
+        (["facts", str(TICKET)], [f.value for f in Format]),
+        (["lookup", "failed to process speculative batch"], [f.value for f in Format]),
+        (["report", str(SAMPLES / "nearmiss-image-no-spec.log")], [f.value for f in DraftFormat]),
+    ],
+    ids=lambda x: x[0] if isinstance(x, list) and x and not x[0].startswith(("rich", "json")) else "",
+)
+def test_every_advertised_format_works(command: list[str], formats: list[str]) -> None:
+    outputs = set()
+    for fmt in formats:
+        done = run(*command, "--format", fmt)
+        assert done.returncode in (0, 1), (fmt, done.stderr)
+        assert done.stdout.strip(), fmt
+        outputs.add(done.stdout)
+    assert len(outputs) == len(formats)  # each format is its own, none falls back to another
 
 
 def test_jsonl_and_github_print_one_line_per_finding() -> None:
