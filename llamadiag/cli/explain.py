@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import IO, Annotated
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from llamadiag.api import Report, ServerFacts
+from llamadiag.api import ServerFacts
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
@@ -25,14 +22,11 @@ from llamadiag.cli.options import (
     VersionOpt,
     diagnose_source,
     end_with_input_error,
-    fail,
     load,
-    redactor_for,
     report_rule_errors,
 )
-from llamadiag.cli.output import output_to
+from llamadiag.cli.writers import write_facts, write_report, write_to
 from llamadiag.knowledge.rulemodel import Severity
-from llamadiag.render.layout import plain_lines, stdout_console
 
 
 def explain(
@@ -73,64 +67,12 @@ def explain(
     report = diagnosis.report
     report.notes[:0] = origin
     worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
-    _write(output, lambda out: _write_report(report, fmt, why, no_redact, out))
+    write_to(output, lambda out: write_report(report, fmt, why, no_redact, out))
     broken = report_rule_errors(k)
     end_with_input_error(diagnosis)
     if broken:
         raise typer.Exit(2)
     raise typer.Exit(1 if worst >= fail_on.rank else 0)
-
-
-def _write_report(report: Report, fmt: ExplainFormat, why: bool, no_redact: bool, out: IO[str]) -> None:
-    """Write the report in a format; every format but rich is shareable, so redacted unless asked
-    not to (the terminal shows everything)."""
-    if fmt is ExplainFormat.rich:
-        from llamadiag.render.terminal import print_report
-
-        print_report(console_on(out), report, why)
-    elif fmt is ExplainFormat.markdown:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.markdown import report_markdown
-
-        report, redaction = redact_report(report, redactor_for(no_redact))
-        out.write(report_markdown(report, redaction.line()))
-    else:
-        from llamadiag.render.json import report_data, write_json
-
-        data = report_data(report, redactor_for(no_redact), why)
-        if fmt is ExplainFormat.json:
-            write_json(data, out)
-        elif fmt is ExplainFormat.jsonl:
-            from llamadiag.render.jsonl import write_findings_jsonl
-
-            write_findings_jsonl(data, out)
-        elif fmt is ExplainFormat.sarif:
-            from llamadiag.render.sarif import sarif_log
-
-            write_json(sarif_log(data), out)
-        else:
-            from llamadiag.render.github import write_annotations
-
-            write_annotations(data, out)
-
-
-def console_on(out: IO[str]) -> Console:
-    """The console for a view written to `out`: standard output's, or a file's (plain layout)."""
-    if out is sys.stdout:
-        return stdout_console()
-    return plain_lines(Console(file=out, highlight=False))
-
-
-def _write(output: Path | None, write: Callable[[IO[str]], None]) -> None:
-    """Run `write` on standard output or on the file of -o (an unwritable file: exit 2)."""
-    if output is None:
-        write(sys.stdout)
-        return
-    try:
-        with output_to(output) as out:
-            write(out)
-    except OSError as exc:
-        raise fail(f"cannot write {output}: {exc.strerror or exc}") from exc
 
 
 def facts(
@@ -153,24 +95,7 @@ def facts(
     live, origin = _live(server, api_key, allow_remote)
     report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
     report.notes[:0] = origin
-    _write(output, lambda out: _write_facts(report, fmt, no_redact, out))
-
-
-def _write_facts(report: Report, fmt: Format, no_redact: bool, out: IO[str]) -> None:
-    if fmt is Format.json:
-        from llamadiag.render.json import facts_data, write_json
-
-        write_json(facts_data(report, redactor_for(no_redact)), out)
-    elif fmt is Format.markdown:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.markdown import facts_markdown
-
-        report, redaction = redact_report(report, redactor_for(no_redact))
-        out.write(facts_markdown(report, redaction.line()))
-    else:
-        from llamadiag.render.terminal import print_facts
-
-        print_facts(console_on(out), report)
+    write_to(output, lambda out: write_facts(report, fmt, no_redact, out))
 
 
 def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:

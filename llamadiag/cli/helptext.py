@@ -78,9 +78,7 @@ def _is_choice(param: Any) -> bool:
 
 
 def name_placeholders(command: Any) -> None:
-    """Give each value of a command (and of its sub-commands) a placeholder word."""
-    for sub in getattr(command, "commands", {}).values():
-        name_placeholders(sub)
+    """Give each value of a command a placeholder word (again: nothing changes)."""
     for param in getattr(command, "params", []):
         if isinstance(param, TyperArgument):
             if param.metavar is None:
@@ -93,11 +91,15 @@ def name_placeholders(command: Any) -> None:
 
 class HelpGroup(TyperGroup):
     """The application's group: its commands show placeholder words in their help, and a bad
-    value is reported without pydantic's phrasing."""
+    value is reported without pydantic's phrasing. (A group that loads its commands lazily can
+    derive from it: the words are given to each command as the group hands it out.)"""
 
-    def __init__(self, **attrs: Any) -> None:
-        super().__init__(**attrs)
-        name_placeholders(self)
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The command, its values named with placeholder words."""
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            name_placeholders(command)
+        return command
 
     def invoke(self, ctx: Any) -> Any:
         """Run the command; a bad value is reported in plain words."""

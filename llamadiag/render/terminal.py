@@ -10,7 +10,7 @@ from rich.text import Text
 
 from llamadiag.engine.findings import Finding, Report, RuledOut
 from llamadiag.lines import strip_controls
-from llamadiag.render.layout import Block, TableView, is_plain
+from llamadiag.render.layout import Block, TableView, is_plain, plain_lines
 from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_STYLE = {"confirmed": "bold red", "regression": "bold magenta", "likely": "bold yellow", "possible": "yellow"}
@@ -111,7 +111,9 @@ def run_bits(facts: dict[str, Any]) -> str:
 
 
 def print_report(console: Console, report: Report, why: bool = False) -> None:
-    """Print the report to the terminal (with the ruled-out rules when `why`)."""
+    """Print the report to the terminal (with the ruled-out rules when `why`); plain lines when
+    the console is not a terminal."""
+    plain_lines(console)
     name = report.input.get("name", "input")
     header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
@@ -154,7 +156,7 @@ def print_unmatched(console: Console, templates: list) -> None:
 def print_facts(console: Console, report: Report) -> None:
     """One table per run: each fact, its value and the line (or option) it came from. On a
     terminal a long value (a chat template) is cut with an ellipsis; in a pipe it is kept whole."""
-    whole = is_plain(console)
+    whole = is_plain(plain_lines(console))
     for run in report.runs:
         table = TableView(
             ["fact", "value", "from"],
