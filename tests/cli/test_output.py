@@ -134,6 +134,9 @@ def test_terminal_views_show_no_python_reprs() -> None:
     run_line = next(line for line in out.splitlines() if line.startswith("  run 0:"))
     assert "backend Vulkan" in run_line and "with --mmproj" in run_line
     assert "[" not in run_line and "=True" not in run_line
+    why = run("explain", "--why", str(TICKET)).stdout.decode()
+    assert "spec_type in [draft-mtp, mtp, draft-eagle3] (value: draft-mtp)" in why
+    assert "has_mmproj equals true (value: yes)" in why and "'" not in why.split("Conditions")[1].split("--")[0]
     facts = run("facts", str(SAMPLES / "seed-b11503-default.log")).stdout.decode()
     assert '{"' not in facts and "True" not in facts
     assert "draft acceptance 62.7% (1245 of 1986 drafted tokens, 5 request(s))" in facts
