@@ -86,6 +86,8 @@ class Block:
                 yield from (Text(PLAIN_GAP) + line if line.plain else line for line in part.split("\n"))
             elif isinstance(part, TableView):
                 yield from part.plain_lines(indent=PLAIN_GAP)
+            elif isinstance(part, Table):  # a rich table built elsewhere: its cells, aligned
+                yield from TableView.of(part).plain_lines(indent=PLAIN_GAP)
             else:
                 yield part
         if self.subtitle is not None:
@@ -112,6 +114,20 @@ class TableView:
         self.no_wrap = set(no_wrap)
         self.right = set(right)  # right-justified columns (numbers)
         self.rows: list[list[Any]] = []
+
+    @classmethod
+    def of(cls, table: Table) -> TableView:
+        """The view of a rich table (its columns, cells and right-justified columns)."""
+        names = [str(c.header) or f"column {i}" for i, c in enumerate(table.columns)]
+        view = cls(
+            names,
+            table.title if isinstance(table.title, str | Text) else None,
+            grid=not table.show_header,
+            right=[n for n, c in zip(names, table.columns, strict=True) if c.justify == "right"],
+        )
+        for row in zip(*(list(c.cells) for c in table.columns), strict=True):
+            view.add_row(*row)
+        return view
 
     def add_row(self, *cells: Any) -> None:
         """Add a row (str or rich Text cells, one per column)."""

@@ -92,6 +92,22 @@ def test_a_block_is_a_panel_on_a_terminal_and_lines_in_a_pipe() -> None:
     assert out.getvalue().startswith("╭")
 
 
+def test_a_rich_table_inside_a_block_becomes_aligned_lines_in_a_pipe() -> None:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right")
+    grid.add_column()
+    grid.add_row("7", "a line of log text that is far longer than the forty columns of this console")
+    grid.add_row("123", "short")
+    c, out = console(terminal=False, width=40)
+    c.print(Block([grid], title=Text("T")))
+    assert out.getvalue().splitlines()[1:] == [
+        "    7  a line of log text that is far longer than the forty columns of this console",
+        "  123  short",
+    ]
+
+
 def test_stdout_console_does_not_wrap_in_a_pipe() -> None:
     assert stdout_console().soft_wrap  # pytest's stdout is captured, not a terminal
 
