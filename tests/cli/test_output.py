@@ -39,6 +39,7 @@ def test_a_closed_pipe_ends_quietly_with_the_status_of_the_diagnosis() -> None:
         assert closed_early("explain", "-f", fmt, str(TICKET)) == (1, b"")  # a failure was found
         assert closed_early("explain", "-f", fmt, str(HEALTHY)) == (0, b"")  # nothing was found
     assert closed_early("facts", str(TICKET)) == (0, b"")
+    assert closed_early("lookup", "-f", "json", "port in use") == (0, b"")  # something matched
 
 
 def test_output_file_is_written_whole_and_stdout_stays_empty(tmp_path: Path) -> None:

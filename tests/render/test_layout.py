@@ -112,6 +112,19 @@ def test_stdout_console_does_not_wrap_in_a_pipe() -> None:
     assert stdout_console().soft_wrap  # pytest's stdout is captured, not a terminal
 
 
+def test_piped_lookup_keeps_titles_and_ids_whole() -> None:
+    from llamadiag.features.lookup.service import lookup
+    from llamadiag.render.lookup import print_lookup
+
+    resp = lookup(api.load_knowledge(), "failed to process speculative batch", None, None, 3)
+    c, out = console(terminal=False, width=40)
+    print_lookup(c, resp)
+    lines = out.getvalue().splitlines()
+    best = resp.results[0]
+    assert any(line.startswith("== ") and best.title in line for line in lines)
+    assert any(line.startswith("  -- " + best.rule_id + " · ") for line in lines)
+
+
 def test_piped_watch_summary_shows_whole_columns_and_times() -> None:
     out = llamadiag("watch", "--format", "rich", str(ROOT / "sample_logs" / "seed-b11503-default.log")).stdout.decode()
     lines = out.splitlines()
