@@ -38,8 +38,51 @@ RulesOpt = Annotated[
 CmdlineOpt = Annotated[
     str | None, typer.Option("--cmdline", help="The llama-server command line, when the log lacks it.")
 ]
-VersionOpt = Annotated[str | None, typer.Option("--version-text", help="Output of `llama-server --version`.")]
-BuildOpt = Annotated[int | None, typer.Option("--build", help="The build number (bNNNN), when nothing else gives it.")]
+
+
+def build_number(value: str) -> int:
+    """`--build`: 11503 or b11503 (as `llama-server --version` and the release tags say it)."""
+    text = value.strip()
+    digits = text[1:] if text[:1] in ("b", "B") else text
+    if not (digits.isascii() and digits.isdigit()) or int(digits) < 1:
+        raise typer.BadParameter(f"{value!r} is not a build number; give it as 11503 or b11503")
+    return int(digits)
+
+
+def version_text(value: str) -> str:
+    """`--version-text`: the output of `llama-server --version`, or a file holding it. A file
+    that exists but cannot be read is an error, not text."""
+    path = Path(value)
+    try:
+        exists = "\n" not in value and path.exists()
+    except (OSError, ValueError):  # a name too long for a path: text
+        exists = False
+    if not exists:
+        return value
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {value}: {exc.strerror or exc}") from exc
+
+
+VersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--version-text",
+        parser=version_text,
+        metavar="TEXT|FILE",
+        help="Output of `llama-server --version`, or a file holding it.",
+    ),
+]
+BuildOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--build",
+        parser=build_number,
+        metavar="bNNNN",
+        help="The build number (b11503 or 11503), when nothing else gives it.",
+    ),
+]
 ProgressOpt = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for large files (terminal only).")
 ]
@@ -112,6 +155,13 @@ def diagnose_source(
     `server_facts` are what a live server said (`--server`)."""
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
+    if version_text and not api.version_fields(version_text, k):
+        err.print(
+            safe(
+                "llamadiag: warning: --version-text holds no llama-server version line (expected the output of "
+                "`llama-server --version`, e.g. 'version: 11503 (abc1234)', or a file holding it); not used"
+            )
+        )
     try:
         with progress.bar(source, progress.wanted(source, show_progress)) as update:
             return api.diagnose(
