@@ -6,10 +6,13 @@ or rule-loading error (ruff/semgrep convention; the reverse of grep's).
 
 from __future__ import annotations
 
+import io
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -31,6 +34,53 @@ class Format(str, Enum):
     json = "json"
     markdown = "markdown"
 
+
+class FailOn(str, Enum):
+    """`--fail-on`: the least severity that makes the exit status 1; none: never."""
+
+    none = "none"
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+
+class FailConfidence(str, Enum):
+    """`--fail-confidence`: the least confidence a finding needs to set the exit status."""
+
+    possible = "possible"
+    likely = "likely"
+    confirmed = "confirmed"  # and regression: a confirmed failure in a build past its fix
+
+
+class Color(str, Enum):
+    """`--color`: auto follows the terminal and NO_COLOR / FORCE_COLOR."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
+CONFIDENCE_RANK = {"possible": 0, "likely": 1, "confirmed": 2, "regression": 2}
+
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity (none: never)."),
+]
+FailConfidenceOpt = Annotated[
+    FailConfidence,
+    typer.Option(
+        "--fail-confidence", help="Only findings at least this sure set exit 1 (confirmed includes regression)."
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors; the exit status tells.")]
+ColorOpt = Annotated[
+    Color, typer.Option("--color", help="Colour in the terminal view (auto honours NO_COLOR and FORCE_COLOR).")
+]
+PagerOpt = Annotated[
+    bool, typer.Option("--pager/--no-pager", help="Page a long terminal view (only when stdout is a terminal).")
+]
 
 RulesOpt = Annotated[
     list[Path] | None, typer.Option("--rules", help="Extra rule folder (repeatable); overrides shipped rules by id.")
@@ -183,3 +233,49 @@ def end_with_input_error(diagnosis: api.Diagnosis) -> None:
     if diagnosis.input_error:
         err.print(safe(f"llamadiag: {diagnosis.input_error}"))
         raise typer.Exit(2)
+
+
+def fails(findings: list[Any], fail_on: FailOn, fail_confidence: FailConfidence) -> bool:
+    """Whether the findings set exit status 1: one at or above both thresholds."""
+    if fail_on is FailOn.none:
+        return False
+    least, sure = SEVERITY_RANK[fail_on.value], CONFIDENCE_RANK[fail_confidence.value]
+    return any(
+        SEVERITY_RANK.get(f.severity, 0) >= least and CONFIDENCE_RANK.get(f.confidence, 0) >= sure for f in findings
+    )
+
+
+def terminal(color: Color) -> Console:
+    """The console of a terminal view; never: no escape sequence at all."""
+    if color is Color.always:
+        return Console(highlight=False, force_terminal=True)
+    if color is Color.never:
+        return Console(highlight=False, color_system=None)
+    return Console(highlight=False)  # rich itself honours NO_COLOR and FORCE_COLOR
+
+
+@contextmanager
+def paged(console: Console, pager: bool) -> Iterator[Console]:
+    """A console whose output goes through a pager ($PAGER, else less -R) when stdout is a
+    terminal and the output is taller than it; otherwise `console` itself."""
+    if not (pager and console.is_terminal and sys.stdout.isatty()):
+        yield console
+        return
+    import click
+
+    buffer = io.StringIO()
+    system = console.color_system
+    yield Console(
+        file=buffer,
+        highlight=False,
+        width=console.width,
+        force_terminal=True,
+        color_system=system,  # type: ignore[arg-type]  # the same names rich reports
+        no_color=console.no_color,
+    )
+    text = buffer.getvalue()
+    if text.count("\n") < console.height:
+        console.file.write(text)
+        console.file.flush()
+    else:
+        click.echo_via_pager(text, color=system is not None)
