@@ -36,7 +36,6 @@ from llamadiag.cli.options import (
     report_rule_errors,
     terminal,
 )
-from llamadiag.knowledge.rulemodel import Severity
 from llamadiag.render.terminal import safe
 
 
@@ -161,8 +160,8 @@ def compare(
     after: Annotated[str, typer.Argument(help="Log from after the fix.")],
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
     fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
-    ] = Severity.error,
+        FailOn, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
+    ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
     """Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, and
@@ -181,5 +180,5 @@ def compare(
         typer.echo(compare_json(rb, ra, verdicts, new))
     else:
         print_compare(Console(highlight=False), rb, ra, verdicts, new)
-    broken = any(Severity(f.severity).rank >= fail_on.rank for f in new)
+    broken = fails(new, fail_on, FailConfidence.possible)
     raise typer.Exit(0 if all(v.fixed for v in verdicts) and not broken else 1)

@@ -7,6 +7,7 @@ or rule-loading error (ruff/semgrep convention; the reverse of grep's).
 from __future__ import annotations
 
 import io
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -90,9 +91,9 @@ CmdlineOpt = Annotated[
 ]
 
 
-def build_number(value: str) -> int:
+def build_number(value: str | int) -> int:
     """`--build`: 11503 or b11503 (as `llama-server --version` and the release tags say it)."""
-    text = value.strip()
+    text = str(value).strip()
     digits = text[1:] if text[:1] in ("b", "B") else text
     if not (digits.isascii() and digits.isdigit()) or int(digits) < 1:
         raise typer.BadParameter(f"{value!r} is not a build number; give it as 11503 or b11503")
@@ -256,12 +257,13 @@ def terminal(color: Color) -> Console:
 
 @contextmanager
 def paged(console: Console, pager: bool) -> Iterator[Console]:
-    """A console whose output goes through a pager ($PAGER, else less -R) when stdout is a
-    terminal and the output is taller than it; otherwise `console` itself."""
-    if not (pager and console.is_terminal and sys.stdout.isatty()):
+    """A console whose output goes through a pager ($MANPAGER, $PAGER, else less -R; pydoc's
+    choice) when stdin and stdout are a terminal and the output is taller than the terminal;
+    otherwise `console` itself."""
+    if not (pager and console.is_terminal and sys.stdout.isatty() and sys.stdin.isatty()):
         yield console
         return
-    import click
+    import pydoc
 
     buffer = io.StringIO()
     system = console.color_system
@@ -277,5 +279,6 @@ def paged(console: Console, pager: bool) -> Iterator[Console]:
     if text.count("\n") < console.height:
         console.file.write(text)
         console.file.flush()
-    else:
-        click.echo_via_pager(text, color=system is not None)
+        return
+    os.environ.setdefault("LESS", "-R")  # less shows the colours instead of their escape codes
+    pydoc.pager(text)

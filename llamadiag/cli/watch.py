@@ -21,8 +21,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from llamadiag.cli.options import CmdlineOpt, RulesOpt, fail, load, redactor_for, report_rule_errors
-from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.cli.options import (
+    SEVERITY_RANK,
+    CmdlineOpt,
+    FailOn,
+    RulesOpt,
+    fail,
+    load,
+    redactor_for,
+    report_rule_errors,
+)
 
 if TYPE_CHECKING:  # the watch machinery is imported when `watch` runs: other commands start faster
     from llamadiag.features.watch.watcher import Watcher
@@ -173,8 +181,9 @@ def watch(
         bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in jsonl/compact.")
     ] = False,
     fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="At the end of the input, exit 1 when a finding has this severity.")
-    ] = Severity.error,
+        FailOn,
+        typer.Option("--fail-on", help="At the end of the input, exit 1 for a finding of this severity (none: never)."),
+    ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
     """Watch a live log: report each finding as its evidence completes, once per cause and run."""
@@ -232,4 +241,4 @@ def watch(
         _die_by(stopper.signum)
     if broken or (end is not None and end.error):
         raise typer.Exit(2)
-    raise typer.Exit(1 if watcher.worst >= fail_on.rank else 0)
+    raise typer.Exit(1 if fail_on is not FailOn.none and watcher.worst >= SEVERITY_RANK[fail_on.value] else 0)
