@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,9 +110,9 @@ def default_map(config: Config, group: Command, ctx: Context) -> dict[str, Any]:
     for key, value in config.table.items():
         if isinstance(value, dict) and key not in commands:
             raise ConfigError(f"{config.path}: [{key}] is not a command (tables are named after commands)")
-    known: set[str] = set()
-    out = _group_map(config, config.table, {}, group, ctx, known, only=ctx.invoked_subcommand)
-    others = [k for k, v in config.table.items() if not isinstance(v, dict) and k not in known]
+    builder = _Builder(config, ctx, set())
+    out = builder.group(config.table, {}, group, ctx.invoked_subcommand)
+    others = [k for k, v in config.table.items() if not isinstance(v, dict) and k not in builder.known]
     if others:  # meant for another command, or a typo: only now are the other commands looked at
         every = _every_option(group, ctx)
         unknown = [k for k in others if k not in every]
@@ -122,62 +123,59 @@ def default_map(config: Config, group: Command, ctx: Context) -> dict[str, Any]:
 
 def _every_option(group: Command, ctx: Context) -> set[str]:
     names: set[str] = set()
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        if command is None:
-            continue
+    for _, command in _commands(group, ctx, group.list_commands(ctx)):
         if hasattr(command, "list_commands"):
             names |= _every_option(command, ctx)
-        names |= {opt[2:] for param in command.params for opt in param.opts if opt.startswith("--")}
+        names |= set(_long_options(command))
     return names
 
 
-def _group_map(
-    config: Config,
-    table: dict[str, Any],
-    inherited: dict[str, Any],
-    group: Command,
-    ctx: Context,
-    known: set[str],
-    only: str | None = None,
-) -> dict[str, Any]:
-    shared = {**inherited, **{k: v for k, v in table.items() if not isinstance(v, dict)}}
-    out: dict[str, Any] = {}
-    for name in [only] if only else group.list_commands(ctx):
+def _commands(group: Command, ctx: Context, names: list[str]) -> Iterator[tuple[str, Command]]:
+    for name in names:
         command = group.get_command(ctx, name)
-        if command is None:
-            continue
-        own = table.get(name, {}) if isinstance(table.get(name), dict) else {}
-        if hasattr(command, "list_commands"):  # a group: `rules list` ...
-            out[name] = _group_map(config, own, shared, command, ctx, known)
-            continue
-        values = {**shared, **{k: v for k, v in own.items() if not isinstance(v, dict)}}
-        out[name] = _command_map(config, name, values, own, command, ctx, known)
-    return out
+        if command is not None:
+            yield name, command
 
 
-def _command_map(
-    config: Config,
-    name: str,
-    values: dict[str, Any],
-    own: dict[str, Any],
-    command: Command,
-    ctx: Context,
-    known: set[str],
-) -> dict[str, Any]:
-    by_option = {opt[2:]: param for param in command.params for opt in param.opts if opt.startswith("--")}
-    for key in own:
-        if key not in by_option:
-            raise ConfigError(f"{config.path}: [{name}] has no option --{key}")
-    sub = typer.Context(command, parent=ctx, info_name=name)
-    out: dict[str, Any] = {}
-    for key, value in values.items():
-        param = by_option.get(key)
-        if param is None or param.name is None:
-            continue
-        known.add(key)
-        out[param.name] = _value(config, key, value, param, sub)
-    return out
+def _long_options(command: Command) -> dict[str, Param]:
+    """The command's options by long name without the dashes (`fail-on`)."""
+    return {opt[2:]: param for param in command.params for opt in param.opts if opt.startswith("--")}
+
+
+@dataclass
+class _Builder:
+    """Walks the commands of a group, turning the file's table into click's default_map."""
+
+    config: Config
+    ctx: Context
+    known: set[str]  # the top-level keys some walked command has
+
+    def group(self, table: dict[str, Any], inherited: dict[str, Any], group: Command, only: str | None) -> dict:
+        shared = {**inherited, **{k: v for k, v in table.items() if not isinstance(v, dict)}}
+        out: dict[str, Any] = {}
+        for name, command in _commands(group, self.ctx, [only] if only else group.list_commands(self.ctx)):
+            own = table.get(name, {}) if isinstance(table.get(name), dict) else {}
+            if hasattr(command, "list_commands"):  # a group: `rules list` ...
+                out[name] = self.group(own, shared, command, None)
+                continue
+            values = {**shared, **{k: v for k, v in own.items() if not isinstance(v, dict)}}
+            out[name] = self.command(name, values, own, command)
+        return out
+
+    def command(self, name: str, values: dict[str, Any], own: dict[str, Any], command: Command) -> dict:
+        by_option = _long_options(command)
+        for key in own:
+            if key not in by_option:
+                raise ConfigError(f"{self.config.path}: [{name}] has no option --{key}")
+        sub = typer.Context(command, parent=self.ctx, info_name=name)
+        out: dict[str, Any] = {}
+        for key, value in values.items():
+            param = by_option.get(key)
+            if param is None or param.name is None:
+                continue
+            self.known.add(key)
+            out[param.name] = _value(self.config, key, value, param, sub)
+        return out
 
 
 def _value(config: Config, key: str, value: Any, param: Param, ctx: Context) -> Any:
