@@ -43,7 +43,7 @@ def explain(
     sources: Annotated[
         list[str],
         typer.Argument(
-            metavar="LOG...",
+            metavar="LOG",
             help="Log files (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin; each is diagnosed on its own.",
         ),
     ],
