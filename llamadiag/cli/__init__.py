@@ -6,6 +6,7 @@ each command lives in the module of its group and reaches the engine through `ll
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
+    config.py    option defaults from a config file
 """
 
 from __future__ import annotations
@@ -49,6 +50,9 @@ def main(
     """llamadiag: a troubleshooting expert system for llama-server."""
     if ctx.invoked_subcommand != "watch":  # watch ends by SIGPIPE itself, like a stream filter
         quiet_closed_pipe()
+    from llamadiag.cli.config import apply
+
+    apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
 
 
 app.command()(explain.explain)

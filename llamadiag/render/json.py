@@ -73,11 +73,6 @@ def write_json(data: dict[str, Any], out: IO[str]) -> None:
     out.write("\n")
 
 
-def write_report_json(report: Report, redactor: Redactor, why: bool, out: IO[str]) -> None:
-    """Write a report, redacted by `redactor` (`explain -f json`). `report` is emptied on the way."""
-    write_json(report_data(report, redactor, why), out)
-
-
 def facts_data(report: Report, redactor: Redactor) -> dict[str, Any]:
     """What `facts -f json` prints: the wrapper, the input, the runs (facts with their sources,
     statistics), the notes and what redaction replaced."""

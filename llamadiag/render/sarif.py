@@ -106,4 +106,9 @@ def sarif_log(data: dict[str, Any]) -> dict[str, Any]:
         "columnKind": "unicodeCodePoints",
         "properties": {"redaction": data.get("redaction", {}), "notes": data.get("notes", [])},
     }
-    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
+    return sarif_document([run])
+
+
+def sarif_document(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """A SARIF 2.1.0 log holding these runs (one per log explained)."""
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": runs}
