@@ -109,12 +109,14 @@ def test_help_shows_placeholders_not_python_types() -> None:
         assert "<list[" not in text and "<str>" not in text and "<int>" not in text and "{" not in text, command
     text = run("explain", "--help").stdout.decode()
     assert "Usage: llamadiag explain [OPTIONS] LOG" in text
-    assert "--rules DIR" in text and "--build N" in text and "-o, --output FILE" in text
+    assert "--rules DIR" in text and "--cmdline COMMAND" in text and "-o, --output FILE" in text
 
 
 def test_usage_errors_are_in_plain_words() -> None:
-    err = run("explain", "--build", "abc", str(TICKET)).stderr.decode()
-    assert "Invalid value for '--build': should be a whole number" in err and "Input should" not in err
+    err = run("lookup", "--limit", "abc", "port in use").stderr.decode()
+    assert "Invalid value for '--limit' / '-n': should be a whole number" in err and "Input should" not in err
+    err = run("lookup", "--limit", "0", "port in use").stderr.decode()
+    assert "should be 1 or more" in err and "greater than or equal" not in err
     err = run("explain", "-f", "yaml", str(TICKET)).stderr.decode()
     assert "'yaml' is not one of" in err and "Value error" not in err
 
