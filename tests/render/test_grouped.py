@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from llamadiag.features.bugreport import draft_report
 from llamadiag.features.redact import Redactor
 from llamadiag.features.watch.watcher import Watcher
 from llamadiag.knowledge.loader import Knowledge
-from llamadiag.render.json import write_report_json
+from llamadiag.render.json import report_data, write_json
 from llamadiag.render.markdown import draft_markdown, report_markdown
 from llamadiag.render.terminal import print_report
 from llamadiag.render.watch import RichSink
@@ -41,8 +42,12 @@ def test_terminal_shows_one_panel_with_the_runs(report: Report) -> None:
     assert text.count("model-file-not-found") == 1  # one panel (its subtitle)
     assert "model-file-not-found · runs 0-39 (40)" in text
     assert "Across runs: seen in 40 runs (0-39): lines 5-9, 20-24, 35-39, ..., 560-564, 575-579, 590-594" in text
-    assert "Last seen (run 39)" in text and "590 gguf_init_from_file" in text
+    assert "Last seen (run 39)" in text and re.search(r"\b590\s+gguf_init_from_file", text)
     assert text.count("  run ") == 1 and "the same facts in 40 runs: 0, 1, 2, ..., 37, 38, 39" in text
+    panel = Console(record=True, width=200, force_terminal=True)  # the rich panel on a terminal
+    print_report(panel, report)
+    shown = panel.export_text()
+    assert shown.count("╭") == 1 and "model-file-not-found · runs 0-39 (40)" in shown and "Across runs:" in shown
 
 
 def test_markdown_shows_one_section_with_the_runs(report: Report) -> None:
@@ -59,7 +64,7 @@ def test_markdown_shows_one_section_with_the_runs(report: Report) -> None:
 def test_json_holds_one_finding_with_its_runs(knowledge: Knowledge) -> None:
     fresh = api.diagnose_text(LOOP, name="crash-loop.log", knowledge=knowledge).report  # the writer empties it
     out = io.StringIO()
-    write_report_json(fresh, Redactor(), why=False, out=out)
+    write_json(report_data(fresh, Redactor(), why=False), out)
     data = json.loads(out.getvalue())
     assert data["run_count"] == 40 and len(data["runs"]) == 1
     assert data["runs"][0]["seen"]["runs"] == 40 and data["runs"][0]["seen"]["last"]["index"] == 39
