@@ -32,8 +32,6 @@ import regex
 
 from llamadiag.engine.findings import Finding, RuledOut, RunOut, RunSeen, RunSpan, RunsSeen, Seen
 
-# the models below are built with model_construct: their values come from validated findings
-# and runs, and a crash loop folds thousands of runs
 KEEP = 3  # first and last runs kept as examples of a grouped finding or run
 MAX_BUILDS = 16
 _VARIABLE = regex.compile(r"0x[0-9a-fA-F]+|\d+")  # numbers in evidence text: addresses, timings, ids
@@ -77,19 +75,8 @@ def one_run(run: RunOut, findings: Iterable[Finding], ruled_out: Iterable[RuledO
     """The summary of one run: its entry, its findings (with `seen` for this run) and ruled-out rules."""
     grouped: dict[str, Finding] = {}
     for f in findings:
-        seen = Seen.model_construct(
-            first_run=f.run,
-            last_run=f.run,
-            first_time=f.evidence[0].time if f.evidence else None,
-            last_time=f.evidence[-1].time if f.evidence else None,
-            builds=[build] if build is not None else [],
-            unknown_build_runs=0 if build is not None else 1,
-            examples=[
-                RunSeen.model_construct(
-                    run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count, build=build
-                )
-            ],
-        )
+        times = (f.evidence[0].time, f.evidence[-1].time) if f.evidence else (None, None)
+        seen = _single(f, build, *times)
         key = cause_key(f)
         prior = grouped.get(key)
         one = f.model_copy(update={"seen": seen})
@@ -116,7 +103,7 @@ def merge_findings(a: Finding, b: Finding) -> Finding:
     runs over both, and the last evidence from `b`."""
     sa, sb = _seen_of(a), _seen_of(b)
     examples = _ends(sa.examples + sb.examples, sa.runs + sb.runs)
-    seen = Seen.model_construct(
+    seen = Seen(
         runs=sa.runs + sb.runs,
         first_run=sa.first_run,
         last_run=sb.last_run,
@@ -141,7 +128,7 @@ def merge_runs(a: RunOut, b: RunOut) -> RunOut:
     """Runs of one shape: `a`'s entry (the first run) with how many runs and which, up to `b`'s last."""
     sa, sb = _runs_seen(a), _runs_seen(b)
     runs = sa.runs + sb.runs
-    seen = RunsSeen.model_construct(runs=runs, last=sb.last, examples=_ends(sa.examples + sb.examples, runs))
+    seen = RunsSeen(runs=runs, last=sb.last, examples=_ends(sa.examples + sb.examples, runs))
     return a.model_copy(update={"seen": seen})
 
 
@@ -183,17 +170,30 @@ def _ends(items: list[Any], total: int) -> list[Any]:
 
 
 def _seen_of(f: Finding) -> Seen:
-    if f.seen is not None:
-        return f.seen
-    example = RunSeen.model_construct(run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count)
-    return Seen.model_construct(first_run=f.run, last_run=f.run, unknown_build_runs=1, examples=[example])
+    return f.seen if f.seen is not None else _single(f, None, None, None)
+
+
+def _single(f: Finding, build: int | None, first_time: float | None, last_time: float | None) -> Seen:
+    """`seen` of a finding in its one run."""
+    example = RunSeen(run=f.run, first_line=f.first_line, last_line=f.last_line, count=f.count, build=build)
+    return Seen(
+        runs=1,
+        first_run=f.run,
+        last_run=f.run,
+        first_time=first_time,
+        last_time=last_time,
+        builds=[build] if build is not None else [],
+        unknown_build_runs=0 if build is not None else 1,
+        examples=[example],
+        last_evidence=[],
+    )
 
 
 def _runs_seen(run: RunOut) -> RunsSeen:
     if run.seen is not None:
         return run.seen
-    span = RunSpan.model_construct(index=run.index, first_line=run.first_line, last_line=run.last_line)
-    return RunsSeen.model_construct(runs=1, last=span, examples=[span])
+    span = RunSpan(index=run.index, first_line=run.first_line, last_line=run.last_line)
+    return RunsSeen(runs=1, last=span, examples=[span])
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any], merge: Any) -> dict[str, Any]:
