@@ -68,7 +68,7 @@ def lookup(
             print_lookup(Console(highlight=False), resp)
     else:
         redactor = redactor_for(no_redact)
-        redactor.learn([text, cmdline or ""])
+        redactor.learn_input([text, cmdline or ""])  # a value the rule text quotes gets its stand-in
         resp = redactor.model(resp)
         summary = redactor.summary()
         if fmt is Format.json:

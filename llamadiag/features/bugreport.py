@@ -187,7 +187,10 @@ def _possibly_same(templates: list[LineTemplate]) -> list[LooksLike]:
 
 
 def draft_report(report: Report, templates: list[LineTemplate], redactor: Redactor | None = None) -> BugReport:
-    """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates."""
+    """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates.
+
+    Only what came from the log is searched (the draft's own words and the rule titles it
+    names are knowledge text, features/redact.py); the closing line counts what the draft shows."""
     r = redactor or Redactor()
     run = _pick_run(report, templates)
     f: dict[str, Any] = dict(run.facts) if run else {}
@@ -212,7 +215,7 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
         possibly_same=_possibly_same(templates),
     )
-    r.learn(report.model_dump())
+    r.learn_report(report.model_dump(), [t.model_dump() for t in templates])
     draft = r.model(draft)
     draft.redaction = r.summary()
     return draft
