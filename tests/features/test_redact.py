@@ -116,7 +116,7 @@ def test_sample_log_api_key_tail_and_client_ips() -> None:
 
 
 def test_report_draft_is_redacted() -> None:
-    out = run("report", str(VERBOSE))
+    out = run("report", str(VERBOSE), "--force")  # a rule explains its failure: drafted on request
     text = out.stdout.decode()
     assert out.returncode == 0, out.stderr
     for secret in SECRETS:
