@@ -351,6 +351,9 @@ class Redactor:
                 key, stand_in = (head + value, head + new) if prefix else (value, new)
                 if key not in self.replaced:
                     self.replaced[key] = (stand_in, category, value if prefix else new)
+                    if "\\" in key:  # the same path quoted by repr or JSON: C:\\Users\\dana
+                        doubled = (stand_in.replace("\\", "\\\\"), category, value if prefix else new)
+                        self.replaced.setdefault(key.replace("\\", "\\\\"), doubled)
                     self._replaced_re = None
             return head + new + tail
 

@@ -168,6 +168,9 @@ def test_known_only_leaves_rule_text_alone() -> None:
     r.text("srv load_model: loading '/home/alice/m.gguf' on gpu-box-7 via http://gpu-box-7:8080/")
     assert r.known_only("model /home/alice/m.gguf on gpu-box-7") == "model /home/USER/m.gguf on host-1"
     assert r.known_only("alice and gpu-box-77 stay") == "alice and gpu-box-77 stay"  # only whole values
+    r.text(r"loading 'C:\Users\dana\m.gguf'")
+    # a ruled-out reason quotes a fact with repr: the doubled backslashes hide no user name
+    assert r.known_only(r"model_path is 'C:\\Users\\dana\\m.gguf'") == r"model_path is 'C:\\Users\\USER\\m.gguf'"
 
 
 def test_windows_home_path_renders_in_markdown_as_the_stand_in() -> None:
