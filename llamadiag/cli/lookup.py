@@ -109,8 +109,9 @@ def report(
     templates, rep.unmatched = rep.unmatched, []  # the draft lists them itself
     refusal = None if force else no_draft(rep, templates, source)
     if refusal is not None:
-        if fmt is Format.json:
-            typer.echo(refusal.model_dump_json(indent=2))
+        if fmt is Format.json:  # shareable: the path given may hold a user name
+            shown = no_draft(rep, templates, redactor_for(no_redact).text(source)) or refusal
+            typer.echo(shown.model_dump_json(indent=2))
         err.print(safe(f"llamadiag: {refusal.message}"))
     elif fmt is Format.json:
         typer.echo(draft_report(rep, templates, redactor_for(no_redact)).model_dump_json(indent=2))

@@ -85,7 +85,8 @@ def no_draft(report: Report, templates: list[LineTemplate], source: str) -> NoDr
             rule_id=f.rule_id,
             docs=docs,
             message=(
-                f"No draft: a known issue explains this failure: {f.title} ({f.rule_id}, {f.confidence}). "
+                f"No draft: a known issue {'may explain' if f.confidence == 'possible' else 'explains'} this "
+                f"failure: {f.title} ({f.rule_id}, {f.confidence}). "
                 f"Read the diagnosis and the fix with `llamadiag explain {source}`; the rule: "
                 f"`llamadiag rules show {f.rule_id}`, {docs}. If the fix does not help, "
                 "`--force` drafts a report anyway."
