@@ -117,7 +117,8 @@ def _md_table(columns: tuple[str, ...], rows: list[tuple[str, ...]]) -> list[str
 def compare_markdown(c: Comparison, versions: str) -> str:
     """`compare -f markdown`: the same content as the terminal, as Markdown for a ticket."""
     out = ["# Compare: BEFORE -> AFTER", "", "## Requests per run", ""]
-    out += _md_table(RUN_COLUMNS, _run_rows(c))
+    rows = _run_rows(c)
+    out += _md_table(RUN_COLUMNS, rows) if rows else ["No server run in either log."]
     out += ["", "## Throughput", ""]
     out += _md_table(SPEED_COLUMNS, [_speed_row(t) for t in c.throughput])
     out += ["", f"*{esc(THRESHOLDS)}*", ""]
