@@ -6,6 +6,7 @@ each command lives in the module of its group and reaches the engine through `ll
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
+    config.py    option defaults from a config file
 """
 
 from __future__ import annotations
@@ -37,12 +38,16 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and rule count."),
     ] = False,
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
+    from llamadiag.cli.config import apply
+
+    apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
 
 
 app.command()(explain.explain)

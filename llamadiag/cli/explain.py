@@ -8,35 +8,51 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from llamadiag.api import ServerFacts
+from llamadiag.api import Report, ServerFacts
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
     BuildOpt,
     CmdlineOpt,
+    Color,
+    ColorOpt,
+    FailConfidence,
+    FailConfidenceOpt,
+    FailOn,
+    FailOnOpt,
     Format,
+    PagerOpt,
     ProgressOpt,
+    QuietOpt,
     RulesOpt,
     ServerOpt,
     VersionOpt,
     diagnose_source,
-    end_with_input_error,
+    err,
+    fails,
     load,
+    paged,
     redactor_for,
     report_rule_errors,
+    terminal,
 )
-from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.render.terminal import safe
 
 
 def explain(
-    source: Annotated[str, typer.Argument(help="Log file (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin.")],
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="LOG",
+            help="Log files (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin; each is diagnosed on its own.",
+        ),
+    ],
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity.")
-    ] = Severity.error,
+    fail_on: FailOnOpt = FailOn.error,
+    fail_confidence: FailConfidenceOpt = FailConfidence.possible,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
     no_redact: Annotated[
         bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
@@ -49,14 +65,39 @@ def explain(
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
     allow_remote: AllowRemoteOpt = False,
+    quiet: QuietOpt = False,
+    color: ColorOpt = Color.auto,
+    pager: PagerOpt = True,
 ) -> None:
-    """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
+    """Diagnose llama-server logs: what failed, why, the fix and how to verify it. The exit status
+    is the worst of the logs: 2 for one that cannot be read, 1 for a finding at --fail-on."""
     k = load(rules)
     live, origin = _live(server, api_key, allow_remote)
-    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
-    report = diagnosis.report
-    report.notes[:0] = origin
-    worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
+    status = 0
+    with paged(terminal(color), pager and fmt is Format.rich and not quiet) as console:
+        for source in sources:
+            try:
+                diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
+            except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
+                status = max(status, exc.exit_code)
+                continue
+            report = diagnosis.report
+            report.notes[:0] = origin
+            failed = fails(report.findings, fail_on, fail_confidence)  # before a renderer reshapes the report
+            if not quiet:
+                _show(report, fmt, why, no_redact, console)
+            if diagnosis.input_error:
+                err.print(safe(f"llamadiag: {diagnosis.input_error}"))
+                status = 2
+            elif failed:
+                status = max(status, 1)
+    if report_rule_errors(k):
+        status = 2
+    raise typer.Exit(status)
+
+
+def _show(report: Report, fmt: Format, why: bool, no_redact: bool, console: Console) -> None:
+    """Write one log's report in the asked format."""
     if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
         from llamadiag.render.json import write_report_json
 
@@ -70,12 +111,7 @@ def explain(
     else:
         from llamadiag.render.terminal import print_report
 
-        print_report(Console(highlight=False), report, why)
-    broken = report_rule_errors(k)
-    end_with_input_error(diagnosis)
-    if broken:
-        raise typer.Exit(2)
-    raise typer.Exit(1 if worst >= fail_on.rank else 0)
+        print_report(console, report, why)
 
 
 def facts(
@@ -124,8 +160,8 @@ def compare(
     after: Annotated[str, typer.Argument(help="Log from after the fix.")],
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
     fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
-    ] = Severity.error,
+        FailOn, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
+    ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
     """Compare two logs: throughput (median and p90: a loss, or a gain too large to trust), draft
@@ -145,4 +181,5 @@ def compare(
         typer.echo(compare_markdown(c, f"llamadiag {__version__}, rules {k.digest}"), nl=False)
     else:
         print_compare(Console(highlight=False), c)
-    raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not c.broken(fail_on.rank) else 1)
+    broken = fails(c.new, fail_on, FailConfidence.possible)
+    raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not broken else 1)

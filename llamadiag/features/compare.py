@@ -19,7 +19,6 @@ from typing import Any
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.patterns import compile_pattern
-from llamadiag.knowledge.rulemodel import Severity
 from llamadiag.source.reader import read_blocks
 
 LOSS = 0.10  # a drop of more than 10% at median and p90 is a loss
@@ -180,10 +179,6 @@ class Comparison:
     verdicts: list[FindingVerdict]
     new: list[Finding]
     throughput: list[Throughput]
-
-    def broken(self, rank: int) -> bool:
-        """Whether AFTER has a new finding at or above a severity rank."""
-        return any(Severity(f.severity).rank >= rank for f in self.new)
 
 
 def compare_logs(k: Knowledge, before: Report, after: Report, after_path: str) -> Comparison:
