@@ -18,8 +18,11 @@ import typer
 
 from llamadiag import __version__
 from llamadiag.cli import desk, explain, export, lookup, probe, rules, watch
+from llamadiag.cli.helptext import HelpGroup
+from llamadiag.cli.output import quiet_closed_pipe
 
 app = typer.Typer(
+    cls=HelpGroup,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
@@ -45,6 +48,8 @@ def main(
     ] = False,
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
+    if ctx.invoked_subcommand != "watch":  # watch ends by SIGPIPE itself, like a stream filter
+        quiet_closed_pipe()
     from llamadiag.cli.config import apply
 
     apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
@@ -59,7 +64,7 @@ app.command()(watch.watch)
 app.command()(desk.desk)
 app.command("probe")(probe.probe_cmd)
 
-rules_app = typer.Typer(no_args_is_help=True, help="Inspect, test and lint the rules.")
+rules_app = typer.Typer(cls=HelpGroup, no_args_is_help=True, help="Inspect, test and lint the rules.")
 rules_app.command("list")(rules.list_rules)
 rules_app.command("show")(rules.show)
 rules_app.command("test")(rules.test)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from llamadiag.api import Report, ServerFacts
+from llamadiag.api import ServerFacts
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
@@ -16,11 +15,13 @@ from llamadiag.cli.options import (
     CmdlineOpt,
     Color,
     ColorOpt,
+    ExplainFormat,
     FailConfidence,
     FailConfidenceOpt,
     FailOn,
     FailOnOpt,
     Format,
+    OutputOpt,
     PagerOpt,
     ProgressOpt,
     QuietOpt,
@@ -32,10 +33,10 @@ from llamadiag.cli.options import (
     fails,
     load,
     paged,
-    redactor_for,
     report_rule_errors,
     terminal,
 )
+from llamadiag.cli.writers import ReportWriter, console_on, destination, write_facts, write_to
 from llamadiag.render.terminal import safe
 
 
@@ -47,7 +48,16 @@ def explain(
             help="Log files (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin; each is diagnosed on its own.",
         ),
     ],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
+    fmt: Annotated[
+        ExplainFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: rich (the view), json, markdown (a ticket reply), jsonl (one finding per line), "
+            "sarif (SARIF 2.1.0, one run per log), github (GitHub Actions annotations).",
+        ),
+    ] = ExplainFormat.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
@@ -55,7 +65,7 @@ def explain(
     fail_confidence: FailConfidenceOpt = FailConfidence.possible,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
     no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names (every format but rich).")
     ] = False,
     unmatched: Annotated[
         bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
@@ -74,53 +84,44 @@ def explain(
     k = load(rules)
     live, origin = _live(server, api_key, allow_remote)
     status = 0
-    with paged(terminal(color), pager and fmt is Format.rich and not quiet) as console:
-        for source in sources:
-            try:
-                diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
-            except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
-                status = max(status, exc.exit_code)
-                continue
-            report = diagnosis.report
-            report.notes[:0] = origin
-            failed = fails(report.findings, fail_on, fail_confidence)  # before a renderer reshapes the report
+    view = fmt is ExplainFormat.rich and not quiet
+    with destination(output) as out:
+        console = terminal(color) if output is None else console_on(out)
+        with paged(console, pager and view and output is None) as console:
+            writer = ReportWriter(fmt, why, no_redact, out, console)
+            for source in sources:
+                try:
+                    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
+                except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
+                    status = max(status, exc.exit_code)
+                    continue
+                report = diagnosis.report
+                report.notes[:0] = origin
+                failed = fails(report.findings, fail_on, fail_confidence)  # before a renderer reshapes the report
+                if not quiet:
+                    writer.add(report)
+                if diagnosis.input_error:
+                    err.print(safe(f"llamadiag: {diagnosis.input_error}"))
+                    status = 2
+                elif failed:
+                    status = max(status, 1)
             if not quiet:
-                _show(report, fmt, why, no_redact, console)
-            if diagnosis.input_error:
-                err.print(safe(f"llamadiag: {diagnosis.input_error}"))
-                status = 2
-            elif failed:
-                status = max(status, 1)
+                writer.close()
     if report_rule_errors(k):
         status = 2
     raise typer.Exit(status)
 
 
-def _show(report: Report, fmt: Format, why: bool, no_redact: bool, console: Console) -> None:
-    """Write one log's report in the asked format."""
-    if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
-        from llamadiag.render.json import write_report_json
-
-        write_report_json(report, redactor_for(no_redact), why, sys.stdout)
-    elif fmt is Format.markdown:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.markdown import report_markdown
-
-        report, redaction = redact_report(report, redactor_for(no_redact))
-        typer.echo(report_markdown(report, redaction.line()), nl=False)
-    else:
-        from llamadiag.render.terminal import print_report
-
-        print_report(console, report, why)
-
-
 def facts(
     source: Annotated[str, typer.Argument(help="Log file or - for stdin.")],
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format: rich, json or markdown.")] = Format.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json and markdown.")
+    ] = False,
     rules: RulesOpt = None,
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
@@ -131,16 +132,7 @@ def facts(
     live, origin = _live(server, api_key, allow_remote)
     report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
     report.notes[:0] = origin
-    if fmt is Format.json:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.json import runs_json
-
-        report, _ = redact_report(report, redactor_for(no_redact))
-        typer.echo(runs_json(report))
-        raise typer.Exit(0)
-    from llamadiag.render.terminal import print_facts
-
-    print_facts(Console(highlight=False), report)
+    write_to(output, lambda out: write_facts(report, fmt, no_redact, out))
 
 
 def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:

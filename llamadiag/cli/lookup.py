@@ -20,6 +20,7 @@ from llamadiag import __version__
 from llamadiag.cli.options import (
     BuildOpt,
     CmdlineOpt,
+    DraftFormat,
     Format,
     NoRedactOpt,
     RulesOpt,
@@ -89,7 +90,9 @@ def report(
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="markdown (default) or json.")] = Format.markdown,
+    fmt: Annotated[
+        DraftFormat, typer.Option("--format", "-f", help="markdown (default, for the issue form) or json.")
+    ] = DraftFormat.markdown,
     force: Annotated[
         bool, typer.Option("--force", help="Draft even when a rule explains the failure or no error line shows.")
     ] = False,
@@ -109,11 +112,11 @@ def report(
     templates, rep.unmatched = rep.unmatched, []  # the draft lists them itself
     refusal = None if force else no_draft(rep, templates, source)
     if refusal is not None:
-        if fmt is Format.json:  # shareable: the path given may hold a user name
+        if fmt is DraftFormat.json:  # shareable: the path given may hold a user name
             shown = no_draft(rep, templates, redactor_for(no_redact).text(source)) or refusal
             typer.echo(shown.model_dump_json(indent=2))
         err.print(safe(f"llamadiag: {refusal.message}"))
-    elif fmt is Format.json:
+    elif fmt is DraftFormat.json:
         typer.echo(draft_report(rep, templates, redactor_for(no_redact)).model_dump_json(indent=2))
     else:
         typer.echo(draft_markdown(draft_report(rep, templates, redactor_for(no_redact))), nl=False)

@@ -29,11 +29,48 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class Format(str, Enum):
-    """The output formats of explain, facts, compare, lookup and report."""
+    """The output formats of facts, compare and lookup (explain has more, report fewer)."""
 
     rich = "rich"
     json = "json"
     markdown = "markdown"
+
+
+class ExplainFormat(str, Enum):
+    """The output formats of explain: the view, the JSON contract, a ticket reply, and what CI
+    and editors read (one finding per JSON line, SARIF 2.1.0, GitHub workflow annotations)."""
+
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+    jsonl = "jsonl"
+    sarif = "sarif"
+    github = "github"
+
+
+class ViewFormat(str, Enum):
+    """The output formats of probe: its view and its JSON (no markdown: nothing to share there)."""
+
+    rich = "rich"
+    json = "json"
+
+
+class DraftFormat(str, Enum):
+    """The output formats of a bug-report draft (markdown is what the issue form takes)."""
+
+    markdown = "markdown"
+    json = "json"
+
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the output to FILE instead of standard output (replaced in one step, never half-written).",
+    ),
+]
 
 
 class FailOn(str, Enum):
