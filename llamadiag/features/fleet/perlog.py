@@ -52,6 +52,8 @@ def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
         return _failed(task, f"bad archive: {exc}")
     except Exception as exc:  # a backend's or the engine's error on one log must not stop the fleet
         return _failed(task, f"{type(exc).__name__}: {exc}")
+    if diagnosis.input_error and not diagnosis.report.input.get("lines"):
+        return _failed(task, diagnosis.input_error)  # nothing was read: no instance to speak of
     summary = from_report(task, diagnosis.report)
     if diagnosis.input_error:  # a truncated archive: what was read counts, and the log is listed
         summary = Summary(summary.instances, (LogError(task.name, diagnosis.input_error),), 1)
@@ -103,11 +105,17 @@ def from_report(task: LogTask, report: api.Report) -> Summary:
         return f"{task.name}/{instance}" if len(wrapped) > 1 and instance else task.name
 
     runs_of: dict[str, list[RunOut]] = defaultdict(list)
+    with_findings = {f.run for f in report.findings}
     for run in report.runs:
+        # in a file of several servers, a run without instance holds the wrapper's own lines
+        # (compose's "llama-1 exited with code 1"): an instance only when something was found there
+        if len(wrapped) > 1 and not run.instance and run.index not in with_findings:
+            continue
         runs_of[name_of(run.instance)].append(run)
     if not runs_of:
         runs_of[task.name] = []
-    run_name = {r.index: name_of(r.instance) for r in report.runs}
+    kept_runs = [r for runs in runs_of.values() for r in runs]
+    run_name = {r.index: name_of(r.instance) for r in kept_runs}
     hits: dict[str, dict[str, Hit]] = defaultdict(dict)
     run_build = {r.index: r.facts.get("build") for r in report.runs}
     for f in report.findings:
@@ -119,7 +127,7 @@ def from_report(task: LogTask, report: api.Report) -> Summary:
         hits[name][f.rule_id] = hits[name][f.rule_id].merged(hit) if f.rule_id in hits[name] else hit
     templates: dict[str, dict[str, Template]] = defaultdict(dict)
     for u in report.unmatched:
-        name = _name_at_line(report.runs, u.first_line, run_name, task.name)
+        name = _name_at_line(kept_runs, u.first_line, run_name, task.name)
         example = example_text(u.examples[0][1]) if u.examples else ""
         t = Template(u.template, u.level or "", u.count, example)
         here = templates[name]
@@ -155,7 +163,8 @@ def _int(value: object) -> int | None:
 
 
 def _name_at_line(runs: list[RunOut], line: int, run_name: dict[int, str], default: str) -> str:
-    for r in runs:
-        if r.first_line <= line <= r.last_line:
-            return run_name[r.index]
-    return default
+    """The instance of the narrowest run holding the line (a wrapper's run may span others)."""
+    holding = [r for r in runs if r.first_line <= line <= r.last_line]
+    if not holding:
+        return default
+    return run_name[min(holding, key=lambda r: (r.last_line - r.first_line, r.index)).index]
