@@ -40,7 +40,7 @@ def test_markdown_and_rich_exit_1_on_an_error_severity_failure(fleet_dir: Path) 
     assert rich.returncode == 1
     assert "fleet of 2 instance(s) from 2 log(s)" in rich.stdout
     assert "Upgrade plan" in rich.stdout
-    assert run(str(fleet_dir / "gpu-b" / "oom.log"), "--fail-on", "critical", "-p", "1").returncode == 0
+    assert run(str(fleet_dir / "gpu-a" / "seed-lv4.log"), "--fail-on", "critical", "-p", "1").returncode == 0
 
 
 def test_nothing_to_read_is_a_usage_error(tmp_path: Path) -> None:
