@@ -9,17 +9,17 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.desk.test_desk_browser import CHROMEDRIVER, CHROMIUM, FLAGS, _screenshot
+from tests.desk import test_desk_browser as desk_e2e
 
 pytest.importorskip("matplotlib", reason="matplotlib (the fleet extra) is not installed")
-webdriver = pytest.importorskip("selenium.webdriver", reason="selenium (test extra) is not installed")
-from selenium.webdriver.common.by import By  # noqa: E402
+pytest.importorskip("selenium.webdriver", reason="selenium (test extra) is not installed")
+from selenium.webdriver.common.by import By
+
+browser = desk_e2e.browser  # the desk's headless Chromium fixture (skips without chromium)
 
 HOSTILE = "pod--><img src=x onerror=alert(1)>"  # also closes a comment, where matplotlib puts labels
 
@@ -38,23 +38,6 @@ def page(fleet_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     assert done.returncode == 2, done.stderr  # the broken logs of the sample fleet
     return out
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not (CHROMIUM and CHROMEDRIVER):
-        pytest.skip("Debian's chromium and chromium-driver are not installed (.ci/run installs them)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    with tempfile.TemporaryDirectory() as profile:
-        options.add_argument(f"--user-data-dir={profile}")
-        driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=CHROMEDRIVER))
-        try:
-            yield driver
-        finally:
-            driver.quit()
 
 
 def test_page_is_self_contained(page: Path) -> None:
@@ -84,4 +67,4 @@ def test_pictures_and_tables_render_in_chromium(page: Path, browser) -> None:  #
     assert browser.find_elements(By.CSS_SELECTOR, "img") == []
     shot = os.environ.get("LLAMADIAG_FLEET_SCREENSHOT")
     if shot:
-        _screenshot(browser, Path(shot))
+        desk_e2e._screenshot(browser, Path(shot))
