@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from llamadiag.features.fleet.perlog import summarize
 from llamadiag.features.fleet.sources import LogTask
-from llamadiag.features.fleet.summary import EMPTY, Summary, combine
+from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
 
 
 class Node(Protocol):
@@ -78,10 +78,8 @@ class SerialBackend:
         return _Lazy(combine, left, right)
 
     def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
-        """In task order, each computed as it is reached."""
-        for leaf in leaves:
-            leaf.result()
-            yield leaf
+        """In task order; each is computed when its result is asked for."""
+        yield from leaves
 
     def result(self, node: Any) -> Summary:
         """The node's summary."""
@@ -124,11 +122,26 @@ def build_tree(leaves: list[Any], merge: Callable[[Any, Any], Any]) -> Any:
 def run(
     tasks: list[LogTask], backend: Backend, rules: tuple[str, ...] = (), progress: Progress | None = None
 ) -> Summary:
-    """Summarise every log on the backend and merge the summaries; the same graph on every backend."""
+    """Summarise every log on the backend and merge the summaries; the same graph on every backend.
+
+    A leaf that fails on the backend itself (a pool process killed by the kernel, a lost Dask
+    worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
+    which gives the same summary since the merge is associative."""
     progress = progress or Progress()
     leaves = [backend.leaf(t, rules) for t in tasks]
     task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
     root = build_tree(leaves, backend.merge)
+    done: list[Summary] = []
     for leaf in backend.as_completed(leaves):
-        progress.on_log(task_of[id(leaf)], backend.result(leaf))
-    return EMPTY if root is None else backend.result(root)
+        task = task_of[id(leaf)]
+        try:
+            summary = backend.result(leaf)
+        except Exception as exc:  # the worker died under this log: the rest goes on
+            summary = Summary((), (LogError(task.name, f"the worker failed: {type(exc).__name__}: {exc}"),), 1)
+        done.append(summary)
+        progress.on_log(task, summary)
+    if root is None:
+        return EMPTY
+    if len(done) == len(leaves) and not any(e.error.startswith("the worker failed:") for s in done for e in s.errors):
+        return backend.result(root)
+    return combine_all(done)

@@ -125,3 +125,30 @@ def test_sources_that_name_nothing_are_listed_not_raised(tmp_path: Path) -> None
     tasks, bad = fleet.expand([str(tmp_path / "nope.log"), str(tmp_path / "*.log"), "memory://no-such-dir"])
     assert tasks == []
     assert [b.error for b in bad] == ["no such file or folder", "the pattern matches no file", "names no file"]
+
+
+class _LosesOneWorker(fleet.SerialBackend):
+    """A backend on which the leaf of one log fails, as when its worker is killed."""
+
+    def __init__(self, victim: str) -> None:
+        self.victim = victim
+
+    def leaf(self, task, rules):  # type: ignore[no-untyped-def]
+        if task.name == self.victim:
+            return _Failing()
+        return super().leaf(task, rules)
+
+
+class _Failing:
+    def result(self):  # type: ignore[no-untyped-def]
+        raise RuntimeError("worker lost")
+
+
+def test_a_failed_worker_costs_only_its_log(fleet_dir: Path, serial: FleetReport) -> None:
+    tasks, _ = fleet.expand([str(fleet_dir)])
+    seen = []
+    summary = fleet.run(tasks, _LosesOneWorker("gpu-b/oom"), progress=fleet.Progress(lambda t, _s: seen.append(t.name)))
+    report = fleet.build_report(summary, api.load_knowledge())
+    assert sorted(seen) == sorted(t.name for t in tasks)
+    assert ("gpu-b/oom", "the worker failed: RuntimeError: worker lost") in [(e.log, e.error) for e in report.errors]
+    assert [i.name for i in report.instance_list] == [i.name for i in serial.instance_list if i.name != "gpu-b/oom"]
