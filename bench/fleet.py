@@ -82,6 +82,17 @@ def generate_fleet(folder: Path, logs: int, total: int) -> None:
         os.utime(path, (t, t))
 
 
+def _usage() -> tuple[int, float, int]:
+    """(pid, CPU seconds, peak RSS KiB) of the process that runs it."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return os.getpid(), u.ru_utime + u.ru_stime, u.ru_maxrss
+
+
+def _usage_after_pause(_: int) -> tuple[int, float, int]:
+    time.sleep(1.0)  # long enough that each pool process takes one of these
+    return _usage()
+
+
 def child(mode: str, folder: Path, workers: int) -> dict:
     """One timed fleet run in this process (called in a child of the benchmark)."""
     from llamadiag import api
@@ -91,7 +102,7 @@ def child(mode: str, folder: Path, workers: int) -> dict:
     tasks, bad = fleet.expand([str(folder)])
     assert not bad, bad
     start, cpu0 = time.perf_counter(), time.process_time()
-    worker_rss: list[int] = []
+    usage: list[tuple[int, float, int]] = []  # per worker, taken after the work
     if mode == "serial":
         summary = fleet.run(tasks, fleet.SerialBackend())
     elif mode == "pool":
@@ -99,26 +110,29 @@ def child(mode: str, folder: Path, workers: int) -> dict:
 
         with cf.ProcessPoolExecutor(workers) as pool:
             summary = fleet.run(tasks, fleet.PoolBackend(pool))
+            wall_work = time.perf_counter() - start
+            usage = list({u[0]: u for u in pool.map(_usage_after_pause, range(workers))}.values())
     else:
         from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
 
         with dask_client(workers=workers) as client:
             summary = fleet.run(tasks, DaskBackend(client))
-            rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-            worker_rss = list(rss.values())
-    report = fleet.build_report(summary, k).model_dump_json(indent=2)
-    wall = time.perf_counter() - start
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    me = resource.getrusage(resource.RUSAGE_SELF)
+            wall_work = time.perf_counter() - start
+            usage = list(client.run(_usage).values())
     if mode == "serial":
-        worker_rss = [me.ru_maxrss]
-    elif mode == "pool":
-        worker_rss = [children.ru_maxrss]  # the largest pool process (they are reaped by now)
+        wall_work = time.perf_counter() - start
+        usage = [(os.getpid(), time.process_time() - cpu0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)]
+    own_cpu = time.process_time() - cpu0 if mode != "serial" else 0.0
+    report = fleet.build_report(summary, k).model_dump_json(indent=2)
+    cpus = [u[1] for u in usage]
     return {
         "mode": mode,
-        "wall_s": wall,
-        "cpu_s": time.process_time() - cpu0 + children.ru_utime + children.ru_stime,
-        "worker_peak_rss_mib": max(worker_rss) / 1024,
+        "wall_s": wall_work,  # from the first log handed out to the merged summary
+        "cpu_s": own_cpu + sum(cpus),  # this process (expansion, merges for the pool) and the workers
+        "worker_cpu_s": cpus,
+        # on free cores the run takes as long as its busiest worker: total CPU / busiest worker's CPU
+        "cpu_parallelism": sum(cpus) / max(cpus),
+        "worker_peak_rss_mib": max(u[2] for u in usage) / 1024,
         "report_sha256": hashlib.sha256(report.encode()).hexdigest(),
         "instances": json.loads(report)["instances"],
         "failures": len(json.loads(report)["failures"]),
@@ -165,6 +179,8 @@ def main() -> None:
                 "wall_s": round(wall, 2),
                 "walls": [round(r["wall_s"], 2) for r in results],
                 "cpu_s": round(statistics.median(r["cpu_s"] for r in results), 2),
+                "worker_cpu_s": [[round(c, 1) for c in r["worker_cpu_s"]] for r in results],
+                "cpu_parallelism": round(statistics.median(r["cpu_parallelism"] for r in results), 2),
                 "mb_per_s": round(size / 1e6 / wall, 1),
                 "speedup_vs_serial": round(serial_wall / wall, 2) if serial_wall else None,
                 "worker_peak_rss_mib": round(max(r["worker_peak_rss_mib"] for r in results), 1),
