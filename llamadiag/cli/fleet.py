@@ -16,9 +16,20 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from llamadiag.cli.options import Format, NoRedactOpt, RulesOpt, err, fail, load, redactor_for
+from llamadiag.cli.options import (
+    FailConfidence,
+    FailOn,
+    FailOnOpt,
+    Format,
+    NoRedactOpt,
+    RulesOpt,
+    err,
+    fail,
+    fails,
+    load,
+    redactor_for,
+)
 from llamadiag.features import fleet as fl
-from llamadiag.knowledge.rulemodel import Severity
 from llamadiag.render.terminal import safe
 
 
@@ -38,9 +49,7 @@ def fleet(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Run on an existing Dask cluster (tcp://HOST:8786).")
     ] = None,
-    fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when an instance hit a failure of at least this severity.")
-    ] = Severity.error,
+    fail_on: FailOnOpt = FailOn.error,
     show_progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="A progress bar per log on stderr (terminal only).")
     ] = True,
@@ -82,10 +91,10 @@ def fleet(
         from llamadiag.render.fleet_html import fleet_html
 
         html.write_text(fleet_html(report), encoding="utf-8")
-    worst = max((Severity(f.severity).rank for f in report.failures), default=-1)
     if bad or report.errors:
         raise typer.Exit(2)
-    raise typer.Exit(1 if worst >= fail_on.rank else 0)
+    # a failure row has the best confidence it had on any instance
+    raise typer.Exit(1 if fails(report.failures, fail_on, FailConfidence.possible) else 0)
 
 
 @contextmanager
