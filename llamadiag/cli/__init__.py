@@ -63,6 +63,7 @@ app.command()(lookup.report)
 app.command()(watch.watch)
 app.command()(desk.desk)
 app.command("probe")(probe.probe_cmd)
+app.command("fleet")(__import__("llamadiag.cli.fleet", fromlist=["fleet"]).fleet)
 
 rules_app = typer.Typer(cls=HelpGroup, no_args_is_help=True, help="Inspect, test and lint the rules.")
 rules_app.command("list")(rules.list_rules)
