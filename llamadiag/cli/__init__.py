@@ -6,6 +6,7 @@ each command lives in the module of its group and reaches the engine through `ll
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
+    config.py    option defaults from a config file
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import typer
 
 from llamadiag import __version__
 from llamadiag.cli import desk, explain, export, lookup, probe, rules, watch
+from llamadiag.cli.helptext import HelpGroup
+from llamadiag.cli.output import quiet_closed_pipe
 
 app = typer.Typer(
+    cls=HelpGroup,
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
@@ -37,12 +41,18 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and rule count."),
     ] = False,
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
+    if ctx.invoked_subcommand != "watch":  # watch ends by SIGPIPE itself, like a stream filter
+        quiet_closed_pipe()
+    from llamadiag.cli.config import apply
+
+    apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
 
 
 app.command()(explain.explain)
@@ -53,8 +63,9 @@ app.command()(lookup.report)
 app.command()(watch.watch)
 app.command()(desk.desk)
 app.command("probe")(probe.probe_cmd)
+app.command("fleet")(__import__("llamadiag.cli.fleet", fromlist=["fleet"]).fleet)
 
-rules_app = typer.Typer(no_args_is_help=True, help="Inspect, test and lint the rules.")
+rules_app = typer.Typer(cls=HelpGroup, no_args_is_help=True, help="Inspect, test and lint the rules.")
 rules_app.command("list")(rules.list_rules)
 rules_app.command("show")(rules.show)
 rules_app.command("test")(rules.test)

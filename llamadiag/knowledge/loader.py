@@ -2,7 +2,7 @@
 
 A broken rule file does not stop the others from loading; it is reported with file,
 line and reason in `Knowledge.errors`. Shipped rules come from the package (wheel) or
-the checkout; user folders (--rules DIR, $XDG_CONFIG_HOME/llamadiag/rules) add to them
+the checkout; user folders (--rules DIR, `rules` in the user config folder) add to them
 or override them by id.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 from llamadiag.knowledge import formatmodel as fm
 from llamadiag.knowledge.rulemodel import Rule
 from llamadiag.knowledge.yamlio import RuleFileError, load_yaml, validate
+from llamadiag.userdirs import config_dir
 
 KNOWLEDGE_DIRS = ("formats", "facts", "flags")
 
@@ -30,10 +31,10 @@ def builtin_rules_dir() -> Path:
 
 
 def user_rules_dirs() -> list[Path]:
-    """User rule folders: those in $LLAMADIAG_RULES_PATH, then $XDG_CONFIG_HOME/llamadiag/rules if it exists."""
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    """User rule folders: those in $LLAMADIAG_RULES_PATH, then `rules` in the user config folder
+    (userdirs.config_dir) if it exists."""
     extra = [Path(p) for p in os.environ.get("LLAMADIAG_RULES_PATH", "").split(os.pathsep) if p]
-    default = base / "llamadiag" / "rules"
+    default = config_dir() / "rules"
     return [*extra, *([default] if default.is_dir() else [])]
 
 
