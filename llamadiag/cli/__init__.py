@@ -4,8 +4,11 @@ each command lives in the module of its group and reaches the engine through `ll
     explain.py   explain, facts, compare      lookup.py   lookup, report
     probe.py     probe (a live server)
     watch.py     watch                        desk.py     desk
-    rules.py     rules list|show|test|lint|schema|docs     export.py   rules export
+    rules.py     rules list|show|new|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
+
+Commands are registered by name and imported when run (lazy.py): `--help`, `--version` and shell
+completion import neither the analyzer nor rich.
 """
 
 from __future__ import annotations
@@ -16,9 +19,70 @@ from typing import Annotated
 import typer
 
 from llamadiag import __version__
-from llamadiag.cli import desk, explain, export, lookup, probe, rules, watch
+from llamadiag.cli.lazy import LazyCommand, lazy_group
+
+RULES = [
+    LazyCommand("list", "rules:list_rules", "All rules: id, category, severity, fixed in."),
+    LazyCommand("show", "rules:show", "One rule as YAML-ish JSON, with its file."),
+    LazyCommand(
+        "test",
+        "rules:test",
+        "Run every rule's inline examples and the annotated corpus (sample_logs/) through the engine.",
+    ),
+    LazyCommand("lint", "rules:lint", "Check rules: patterns, captures, references, examples, verification."),
+    LazyCommand("schema", "rules:schema", "The JSON Schema of rule files, generated from the pydantic models."),
+    LazyCommand("docs", "rules:docs", "Generate docs/rules/<id>.md and an index table from the rule files."),
+    LazyCommand("export", "export:export", "Export the signatures of the rules for other tools (--grep)."),
+]
+rules_app = typer.Typer(
+    cls=lazy_group(RULES), no_args_is_help=True, rich_markup_mode=None, help="Inspect, test and lint the rules."
+)
+
+COMMANDS = [
+    LazyCommand(
+        "explain", "explain:explain", "Diagnose a llama-server log: what failed, why, the fix and how to verify it."
+    ),
+    LazyCommand(
+        "facts",
+        "explain:facts",
+        "Show what the log says about the server: build, era, backends, model, flags ..., with source lines.",
+    ),
+    LazyCommand(
+        "compare",
+        "explain:compare",
+        "Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, "
+        "and which failures are new in AFTER.",
+    ),
+    LazyCommand(
+        "lookup",
+        "lookup:lookup",
+        "Find the known issues behind an error text, an issue number or a build with its flags.",
+    ),
+    LazyCommand(
+        "report",
+        "lookup:report",
+        "Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains.",
+    ),
+    LazyCommand(
+        "watch",
+        "watch:watch",
+        "Watch a live log: report each finding as its evidence completes, once per cause and run.",
+    ),
+    LazyCommand(
+        "desk",
+        "desk:desk",
+        "Serve the support desk: paste a log or look up an error in a browser, or use its JSON API.",
+    ),
+    LazyCommand(
+        "probe",
+        "probe:probe_cmd",
+        "Ask a running llama-server what it is: GET /health, /props, /slots, /metrics, /v1/models.",
+    ),
+    LazyCommand("rules", ":rules_app", "Inspect, test and lint the rules."),
+]
 
 app = typer.Typer(
+    cls=lazy_group(COMMANDS),
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
@@ -28,10 +92,13 @@ app = typer.Typer(
 
 def _version_callback(value: bool) -> None:
     if value:
-        from llamadiag import api
+        # the digest of the knowledge files and their count, without loading them (start-up stays short)
+        from llamadiag.knowledge.files import knowledge_digest, rule_files
 
-        k = api.load_knowledge()
-        typer.echo(f"llamadiag {__version__} (rules {k.digest}, {len(k.rules)} rules; Python {sys.version.split()[0]})")
+        typer.echo(
+            f"llamadiag {__version__} (rules {knowledge_digest()}, {len(rule_files())} rule files; "
+            f"Python {sys.version.split()[0]})"
+        )
         raise typer.Exit()
 
 
@@ -44,24 +111,5 @@ def main(
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
 
-
-app.command()(explain.explain)
-app.command()(explain.facts)
-app.command()(explain.compare)
-app.command()(lookup.lookup)
-app.command()(lookup.report)
-app.command()(watch.watch)
-app.command()(desk.desk)
-app.command("probe")(probe.probe_cmd)
-
-rules_app = typer.Typer(no_args_is_help=True, help="Inspect, test and lint the rules.")
-rules_app.command("list")(rules.list_rules)
-rules_app.command("show")(rules.show)
-rules_app.command("test")(rules.test)
-rules_app.command("lint")(rules.lint)
-rules_app.command("schema")(rules.schema)
-rules_app.command("docs")(rules.docs)
-rules_app.command("export")(export.export)
-app.add_typer(rules_app, name="rules")
 
 __all__ = ["app"]

@@ -1,0 +1,65 @@
+"""Where the knowledge files are, and their digest, without parsing them.
+
+Light on purpose (no pydantic, no YAML): `--version` and the start-up cache key need the
+file list and its digest before, or instead of, loading the knowledge (loader.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+KNOWLEDGE_DIRS = ("formats", "facts", "flags")
+FORMAT_FILES = ("envelope", "versions", "eras", "runs", "stats")
+
+
+def builtin_rules_dir() -> Path:
+    """rules/ inside the installed package, else beside the package in a checkout."""
+    here = Path(__file__).resolve().parent.parent  # the llamadiag package
+    for candidate in (here / "rules", here.parent / "rules"):
+        if (candidate / "formats" / "envelope.yaml").is_file():
+            return candidate
+    raise FileNotFoundError("llamadiag's rules/ folder is missing from this installation")
+
+
+def user_rules_dirs() -> list[Path]:
+    """User rule folders: those in $LLAMADIAG_RULES_PATH, then $XDG_CONFIG_HOME/llamadiag/rules if it exists."""
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    extra = [Path(p) for p in os.environ.get("LLAMADIAG_RULES_PATH", "").split(os.pathsep) if p]
+    default = base / "llamadiag" / "rules"
+    return [*extra, *([default] if default.is_dir() else [])]
+
+
+def rule_files_in(root: Path) -> list[Path]:
+    """The rule files of one rule folder (its knowledge folders left out), sorted."""
+    return sorted(p for p in root.rglob("*.yaml") if p.relative_to(root).parts[0] not in KNOWLEDGE_DIRS)
+
+
+def rule_folders(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[tuple[Path, bool]]:
+    """Every rule folder asked for, in loading order (later ones override by id), with whether it ships."""
+    dirs = [(builtin_rules_dir(), True)] if builtin else []
+    return dirs + [(d, False) for d in [*user_rules_dirs(), *(extra_dirs or [])]]
+
+
+def rule_files(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[Path]:
+    """Every rule file of every existing rule folder, in loading order."""
+    return [p for folder, _ in rule_folders(extra_dirs, builtin) if folder.is_dir() for p in rule_files_in(folder)]
+
+
+def source_files(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[Path]:
+    """Every file `load_knowledge` reads, in the order its digest hashes them."""
+    root = builtin_rules_dir()
+    files = sorted((root / "facts").glob("*.yaml"))
+    files.extend(rule_files(extra_dirs, builtin))
+    files.extend(root / "formats" / f"{name}.yaml" for name in FORMAT_FILES)
+    files.append(root / "flags" / "llama-server.yaml")
+    return files
+
+
+def knowledge_digest(extra_dirs: list[Path] | None = None, builtin: bool = True) -> str:
+    """The digest `Knowledge.digest` has: of the bytes of every knowledge file, in loading order."""
+    digest = hashlib.sha256()
+    for path in source_files(extra_dirs, builtin):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
