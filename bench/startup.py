@@ -63,6 +63,8 @@ def main() -> None:
 
     exe = [sys.executable, "-m", "llamadiag"] if args.tree else llamadiag_cmd()
     base = dict(os.environ, PYTHONPATH=str(args.tree.resolve())) if args.tree else dict(os.environ)
+    # bytecode cached as in any install: without it each run compiles every module from source (~130 ms)
+    base.pop("PYTHONDONTWRITEBYTECODE", None)
     cwd = args.tree.resolve() if args.tree else None  # `python -m` puts the working folder first on the path
     tmp = Path(tempfile.mkdtemp(prefix="llamadiag-startup-"))
     warm_env = dict(base, XDG_CACHE_HOME=str(tmp / "warm"))
@@ -95,6 +97,8 @@ def main() -> None:
     print(f"{args.log.name} ({args.log.stat().st_size} bytes), {args.runs} runs ({args.cold_runs} cold), medians")
     print(f"{'case':34} {'wall ms':>8} {'CPU ms':>8}")
     for name, samples in times.items():
+        if not samples:
+            continue
         wall = statistics.median(w for w, _ in samples) * 1000
         cpu = statistics.median(c for _, c in samples) * 1000
         rows.append({"case": name, "runs": len(samples), "wall_ms": round(wall), "cpu_ms": round(cpu)})
