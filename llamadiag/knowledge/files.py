@@ -31,9 +31,23 @@ def user_rules_dirs() -> list[Path]:
     return [*extra, *([default] if default.is_dir() else [])]
 
 
+def files_under(root: Path, suffix: str, skip: tuple[str, ...] = ()) -> list[Path]:
+    """The files ending in `suffix` under `root`, in path order, leaving out the top-level folders
+    named in `skip` (os.walk: pathlib's rglob costs ~10 ms more per start-up on ~250 files)."""
+    found: list[tuple[list[str], str]] = []
+    for folder, dirs, names in os.walk(root):
+        if folder == str(root):
+            dirs[:] = [d for d in dirs if d not in skip]
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        rel = os.path.relpath(folder, root)
+        parts = [] if rel == "." else rel.split(os.sep)
+        found.extend(([*parts, name], os.path.join(folder, name)) for name in names if name.endswith(suffix))
+    return [Path(path) for _, path in sorted(found)]
+
+
 def rule_files_in(root: Path) -> list[Path]:
     """The rule files of one rule folder (its knowledge folders left out), sorted."""
-    return sorted(p for p in root.rglob("*.yaml") if p.relative_to(root).parts[0] not in KNOWLEDGE_DIRS)
+    return files_under(root, ".yaml", KNOWLEDGE_DIRS)
 
 
 def rule_folders(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[tuple[Path, bool]]:

@@ -88,3 +88,23 @@ def test_a_missing_rule_folder_is_not_remembered_for_other_runs(tmp_path: Path, 
     assert any("does not exist" in str(e) for e in broken.errors)
     monkeypatch.delenv("LLAMADIAG_RULES_PATH")
     assert checked_knowledge([rules], builtin=False).errors == []
+
+
+def test_a_cache_hit_parses_and_validates_nothing(tmp_path: Path, monkeypatch) -> None:
+    """A hit is the pickled checked knowledge: no YAML read, no pydantic validation, no examples run."""
+    from llamadiag.knowledge import loader
+    from llamadiag.ruletools import checked
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rules = _small_rules(tmp_path)
+    first = checked.checked_knowledge([rules], builtin=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a cache hit loaded the knowledge afresh")
+
+    monkeypatch.setattr(loader, "validate", refuse)
+    monkeypatch.setattr(loader, "load_yaml", refuse)
+    monkeypatch.setattr(checked, "_check", refuse)
+    hit = checked.checked_knowledge([rules], builtin=False)
+    assert [r.rule for r in hit.rules] == [r.rule for r in first.rules]
+    assert all(r.positions == {} for r in hit.rules)  # line positions are lint's, not cached
