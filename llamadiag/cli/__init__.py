@@ -22,8 +22,9 @@ from llamadiag import __version__
 from llamadiag.cli.lazy import LazyCommand, lazy_group
 
 RULES = [
-    LazyCommand("list", "rules:list_rules", "All rules: id, category, severity, fixed in."),
-    LazyCommand("show", "rules:show", "One rule as YAML-ish JSON, with its file."),
+    LazyCommand("list", "rules:list_rules", "All rules: id, category, severity, fixed in, title and source file."),
+    LazyCommand("show", "rules:show", "One rule as YAML (or JSON), with its file."),
+    LazyCommand("new", "rules:new", "Write a skeleton rule file to fill in."),
     LazyCommand(
         "test",
         "rules:test",
@@ -110,6 +111,28 @@ def main(
     ] = False,
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
+    _rule_notices()
+
+
+def _rule_notices() -> None:
+    """On stderr, before a command: user rules that replace shipped ones, and (once per state) a
+    checkout whose rules/ the installed llamadiag does not use."""
+    from pathlib import Path
+
+    from llamadiag import cache
+    from llamadiag.knowledge.files import stale_install, user_overrides
+
+    for path in user_overrides():
+        typer.echo(f"llamadiag: note: user rule {path} overrides the shipped rule {path.stem!r}", err=True)
+    stale = stale_install(Path.cwd())
+    if stale is not None and cache.read(f"checkout-{stale[2]}") is None:
+        cache.write(f"checkout-{stale[2]}", b"told")
+        typer.echo(
+            f"llamadiag: warning: the rules in this checkout ({stale[0]}) differ from the installed ones "
+            f"({stale[1]}), which are used. Reinstall after editing, or install with `pip install -e .` "
+            "to use the checkout's rules (docs/rule-format.md).",
+            err=True,
+        )
 
 
 __all__ = ["app"]

@@ -110,6 +110,7 @@ class Finding(BaseModel):
     not_to_do: list[str] = Field(default_factory=list)
     verification: list[str]
     questions: list[str] = Field(default_factory=list)
+    source_file: str | None = None  # the rule's file: rules/<category>/<id>.yaml, or a user rule's path
 
 
 class RuledOut(BaseModel):

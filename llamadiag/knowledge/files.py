@@ -77,3 +77,50 @@ def knowledge_digest(extra_dirs: list[Path] | None = None, builtin: bool = True)
     for path in source_files(extra_dirs, builtin):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
+
+
+def checkout_root(start: Path) -> Path | None:
+    """The llamadiag source checkout that holds `start` (a folder with pyproject.toml naming the
+    project and rules/formats/envelope.yaml), or None."""
+    for folder in [start, *start.parents]:
+        project = folder / "pyproject.toml"
+        if (folder / "rules" / "formats" / "envelope.yaml").is_file() and project.is_file():
+            try:
+                if 'name = "llamadiag"' in project.read_text(encoding="utf-8", errors="replace"):
+                    return folder
+            except OSError:
+                return None
+    return None
+
+
+def tree_digest(root: Path) -> str:
+    """A digest of every YAML file under `root`, names included."""
+    digest = hashlib.sha256()
+    for path in files_under(root, ".yaml"):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def stale_install(cwd: Path) -> tuple[Path, Path, str] | None:
+    """(the checkout's rules/, the installed rules/, a key of both states) when `cwd` is in a
+    llamadiag checkout whose rules differ from those of the llamadiag that runs (`pip install .`
+    copies them: edits in the checkout are not used until a reinstall). None otherwise, and for
+    an editable install (`pip install -e .`), which reads the checkout's rules."""
+    root = checkout_root(cwd)
+    if root is None:
+        return None
+    mine, installed = (root / "rules").resolve(), builtin_rules_dir().resolve()
+    if mine == installed:
+        return None
+    ours, theirs = tree_digest(mine), tree_digest(installed)
+    if ours == theirs:
+        return None
+    return mine, installed, hashlib.sha256(f"{mine}\0{ours}\0{theirs}".encode()).hexdigest()[:16]
+
+
+def user_overrides() -> list[Path]:
+    """The rule files of the user rule folders ($LLAMADIAG_RULES_PATH, ~/.config/llamadiag/rules)
+    whose id (the file name) is that of a shipped rule: they replace it."""
+    shipped = {p.stem for p in rule_files_in(builtin_rules_dir())}
+    return [p for d in user_rules_dirs() if d.is_dir() for p in rule_files_in(d) if p.stem in shipped]

@@ -37,6 +37,16 @@ class LoadedRule:
     builtin: bool
     overrides: Path | None = None  # the shipped rule file this user rule replaces
 
+    def source_file(self) -> str:
+        """Where the rule is written: rules/<category>/<id>.yaml for a shipped rule (the same on every
+        installation), the path as given for a user rule."""
+        if self.builtin:
+            try:
+                return "rules/" + self.path.relative_to(builtin_rules_dir()).as_posix()
+            except ValueError:
+                pass
+        return str(self.path)
+
     def overrides_note(self) -> str | None:
         """One line saying which shipped rule this user rule replaces, or None."""
         if self.overrides is None:

@@ -70,10 +70,11 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
 def _check(k: Knowledge) -> Knowledge:
     """Refuse rules whose own patterns, captures, references or examples fail."""
     from llamadiag.knowledge.yamlio import RuleFileError
-    from llamadiag.ruletools.lint import CaptureNames, Examples, PatternSafety, References
+    from llamadiag.ruletools.lint import CaptureNames, Examples, PatternSafety, References, Unfinished
 
-    # a dangling `supersedes` is only a lint error: the rule still works without the other rule
-    checks = (PatternSafety, CaptureNames, References, Examples)
+    # a dangling `supersedes` is only a lint error: the rule still works without the other rule;
+    # an unfinished skeleton (`rules new`) is refused with its first TODO, before its examples fail
+    checks = (Unfinished, PatternSafety, CaptureNames, References, Examples)
     refused: dict[str, str] = {}
     for loaded in list(k.rules):
         for check in checks:
