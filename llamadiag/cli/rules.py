@@ -20,9 +20,6 @@ if TYPE_CHECKING:
 RulesOpt = Annotated[
     list[Path] | None, typer.Option("--rules", help="Extra rule folder (repeatable); overrides shipped rules by id.")
 ]
-SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
-# a name, not an address to fetch: the schema is published in the repository as docs/rule-schema.json
-SCHEMA_ID = "urn:llamadiag:rule-schema:1"
 
 
 def _load(rules: list[Path] | None) -> Knowledge:
@@ -235,10 +232,9 @@ def lint(rules: RulesOpt = None) -> None:
 
 def schema(output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None) -> None:
     """The JSON Schema of rule files, generated from the pydantic models."""
-    from llamadiag.knowledge.rulemodel import Rule
+    from llamadiag.ruletools.docsgen import rule_schema
 
-    body = Rule.model_json_schema(by_alias=True)
-    text = json.dumps({"$schema": SCHEMA_URI, "$id": SCHEMA_ID, **body}, indent=2) + "\n"
+    text = json.dumps(rule_schema(), indent=2) + "\n"
     if output:
         output.write_text(text)
     else:
@@ -255,10 +251,10 @@ def docs(
 
     k = _load(rules)
     if check:
-        pages = docsgen.generate(k)
+        pages = docsgen.generate(k, user=bool(rules))
         stale = [n for n, c in pages.items() if not (output / n).is_file() or (output / n).read_text() != c]
         for name in stale:
             typer.echo(f"stale: {output / name}")
         raise typer.Exit(1 if stale else 0)
-    changed = docsgen.write(k, output)
+    changed = docsgen.write(k, output, user=bool(rules))  # --rules: the pages of those rules too
     typer.echo(f"{len(changed)} page(s) written to {output}")
