@@ -122,5 +122,8 @@ def stale_install(cwd: Path) -> tuple[Path, Path, str] | None:
 def user_overrides() -> list[Path]:
     """The rule files of the user rule folders ($LLAMADIAG_RULES_PATH, ~/.config/llamadiag/rules)
     whose id (the file name) is that of a shipped rule: they replace it."""
+    folders = [d for d in user_rules_dirs() if d.is_dir()]
+    if not folders:  # the common case, at every command's start: no listing of the shipped rules
+        return []
     shipped = {p.stem for p in rule_files_in(builtin_rules_dir())}
-    return [p for d in user_rules_dirs() if d.is_dir() for p in rule_files_in(d) if p.stem in shipped]
+    return [p for d in folders for p in rule_files_in(d) if p.stem in shipped]
