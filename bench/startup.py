@@ -62,7 +62,8 @@ def main() -> None:
     args = ap.parse_args()
 
     exe = [sys.executable, "-m", "llamadiag"] if args.tree else llamadiag_cmd()
-    base = dict(os.environ, PYTHONPATH=str(args.tree.resolve())) if args.tree else dict(os.environ)
+    path = os.pathsep.join(filter(None, [str(args.tree.resolve()) if args.tree else "", os.environ.get("PYTHONPATH")]))
+    base = dict(os.environ, PYTHONPATH=path) if path else dict(os.environ)
     # bytecode cached as in any install: without it each run compiles every module from source (~130 ms)
     base.pop("PYTHONDONTWRITEBYTECODE", None)
     cwd = args.tree.resolve() if args.tree else None  # `python -m` puts the working folder first on the path
