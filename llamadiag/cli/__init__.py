@@ -124,7 +124,10 @@ def _rule_notices() -> None:
 
     for path in user_overrides():
         typer.echo(f"llamadiag: note: user rule {path} overrides the shipped rule {path.stem!r}", err=True)
-    stale = stale_install(Path.cwd())
+    try:
+        stale = stale_install(Path.cwd())
+    except OSError:  # a working folder that is gone, an unreadable rules/: nothing to tell
+        stale = None
     if stale is not None and cache.read(f"checkout-{stale[2]}") is None:
         cache.write(f"checkout-{stale[2]}", b"told")
         typer.echo(
