@@ -6,6 +6,7 @@ Imports of the engine and of rich are inside the commands: `llamadiag rules --he
 from __future__ import annotations
 
 import json
+import re
 import sys
 from enum import Enum
 from pathlib import Path
@@ -15,6 +16,8 @@ import typer
 
 if TYPE_CHECKING:
     from llamadiag.knowledge.loader import Knowledge, LoadedRule
+
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # tabs, newlines, escape sequences: never printed raw
 
 # as in cli/options.py, which imports the engine: these commands import it only when they run
 RulesOpt = Annotated[
@@ -88,7 +91,7 @@ def list_rules(
         ]
         if fmt is ListFormat.plain:
             for line in [list(cols), *cells]:
-                typer.echo("\t".join(line))
+                typer.echo("\t".join(CONTROL.sub("?", cell) for cell in line))  # user rule text is untrusted
         else:
             from rich.console import Console
             from rich.table import Table

@@ -135,3 +135,13 @@ def test_a_checkout_whose_rules_are_not_the_installed_ones_is_told_once(tmp_path
     assert "differ from the installed ones" not in run("rules", "list", tmp_path=tmp_path, cwd=checkout).stderr
     edited.write_text(edited.read_text().replace("EDITED", "EDITED AGAIN", 1))
     assert "differ from the installed ones" in run("rules", "list", tmp_path=tmp_path, cwd=checkout).stderr
+
+
+def test_plain_list_prints_no_control_characters_of_a_user_rule(tmp_path: Path) -> None:
+    folder = tmp_path / "hostile" / "speculative"
+    folder.mkdir(parents=True)
+    text = SHIPPED.read_text().replace("title: ", 'title: "\\e[2J\\tRED" # ', 1)
+    (folder / SHIPPED.name).write_text(text)
+    listed = run("rules", "list", "--rules", str(tmp_path / "hostile"), tmp_path=tmp_path)
+    row = next(line for line in listed.stdout.splitlines() if line.startswith(RULE))
+    assert "\x1b" not in listed.stdout and row.split("\t")[4] == "?[2J?RED"
