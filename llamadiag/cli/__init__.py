@@ -6,6 +6,7 @@ each command lives in the module of its group and reaches the engine through `ll
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|new|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
+    config.py    option defaults from a config file
 
 Commands are registered by name and imported when run (lazy.py): `--help`, `--version` and shell
 completion import neither the analyzer nor rich.
@@ -41,7 +42,7 @@ rules_app = typer.Typer(
 
 COMMANDS = [
     LazyCommand(
-        "explain", "explain:explain", "Diagnose a llama-server log: what failed, why, the fix and how to verify it."
+        "explain", "explain:explain", "Diagnose llama-server logs: what failed, why, the fix and how to verify it."
     ),
     LazyCommand(
         "facts",
@@ -105,12 +106,19 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and rule count."),
     ] = False,
 ) -> None:
     """llamadiag: a troubleshooting expert system for llama-server."""
+    from llamadiag.cli.config import apply
+    from llamadiag.cli.output import quiet_closed_pipe
+
+    if ctx.invoked_subcommand != "watch":  # watch ends by SIGPIPE itself, like a stream filter
+        quiet_closed_pipe()
+    apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
     _rule_notices()
 
 

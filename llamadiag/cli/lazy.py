@@ -17,6 +17,8 @@ from typing import Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from llamadiag.cli.helptext import HelpGroup
+
 
 @dataclass(frozen=True)
 class LazyCommand:
@@ -85,5 +87,6 @@ class LazyGroup(TyperGroup):
 
 
 def lazy_group(commands: list[LazyCommand]) -> type[LazyGroup]:
-    """A LazyGroup class that holds these commands (typer builds the group from a class)."""
-    return type("CommandGroup", (LazyGroup,), {"lazy": {c.name: c for c in commands}})
+    """A LazyGroup class that holds these commands (typer builds the group from a class). HelpGroup
+    first: it names the placeholders of each command as the lazy group hands it out."""
+    return type("CommandGroup", (HelpGroup, LazyGroup), {"lazy": {c.name: c for c in commands}})

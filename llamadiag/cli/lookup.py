@@ -18,6 +18,7 @@ from llamadiag import __version__
 from llamadiag.cli.options import (
     BuildOpt,
     CmdlineOpt,
+    DraftFormat,
     Format,
     NoRedactOpt,
     RulesOpt,
@@ -87,7 +88,9 @@ def report(
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="markdown (default) or json.")] = Format.markdown,
+    fmt: Annotated[
+        DraftFormat, typer.Option("--format", "-f", help="markdown (default, for the issue form) or json.")
+    ] = DraftFormat.markdown,
     no_redact: NoRedactOpt = False,
     rules: RulesOpt = None,
 ) -> None:
@@ -100,7 +103,7 @@ def report(
     rep = diagnosis.report
     templates, rep.unmatched = rep.unmatched, []  # the draft lists them itself
     draft = draft_report(rep, templates, redactor_for(no_redact))
-    if fmt is Format.json:
+    if fmt is DraftFormat.json:
         typer.echo(draft.model_dump_json(indent=2))
     else:
         typer.echo(draft_markdown(draft), nl=False)

@@ -149,7 +149,7 @@ def new(
         typer.Option(
             "--dir",
             help="Rule folder to write into (default: rules/ of the llamadiag checkout you are in, "
-            "else ~/.config/llamadiag/rules).",
+            "else rules/ in the user config folder).",
         ),
     ] = None,
 ) -> None:

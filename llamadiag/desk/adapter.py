@@ -15,6 +15,7 @@ from llamadiag.features.lookup.service import LookupResponse
 from llamadiag.features.lookup.service import lookup as run_lookup
 from llamadiag.features.redact import RedactionSummary, Redactor, redact_report
 from llamadiag.knowledge.loader import Knowledge
+from llamadiag.render.json import redacted_report_data
 from llamadiag.render.lookup import lookup_markdown
 
 
@@ -27,8 +28,7 @@ class Redacted:
 
     def json(self) -> str:
         """The same JSON as `llamadiag explain --format json`: the report and what was redacted."""
-        data = json.loads(self.report.model_dump_json(exclude={"ruled_out"}))
-        return json.dumps(data | {"redaction": self.summary.model_dump()}, indent=2)
+        return json.dumps(redacted_report_data(self.report, self.summary), indent=2)
 
 
 @dataclass

@@ -37,12 +37,21 @@ class RuleHits:
 
 
 def expected_text(cond: Condition) -> str:
-    """What a condition needs, in words: 'in [draft-mtp, mtp]', 'equals True'."""
+    """What a condition needs, in words as the rule file writes them: 'in [draft-mtp, mtp]',
+    'equals true' (not Python's ['draft-mtp', 'mtp'] and True)."""
     for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
         value = getattr(cond, name)
         if value is not None:
-            return f"{name.rstrip('_')} {value}"
+            return f"{name.rstrip('_')} {_yaml_words(value)}"
     return "?"
+
+
+def _yaml_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_yaml_words(v) for v in value) + "]"
+    return str(value)
 
 
 def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValue]) -> bool | None:

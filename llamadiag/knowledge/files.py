@@ -24,10 +24,12 @@ def builtin_rules_dir() -> Path:
 
 
 def user_rules_dirs() -> list[Path]:
-    """User rule folders: those in $LLAMADIAG_RULES_PATH, then $XDG_CONFIG_HOME/llamadiag/rules if it exists."""
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    """User rule folders: those in $LLAMADIAG_RULES_PATH, then `rules` in the user config folder
+    (userdirs.config_dir) if it exists."""
+    from llamadiag.userdirs import config_dir  # platformdirs: only when asked
+
     extra = [Path(p) for p in os.environ.get("LLAMADIAG_RULES_PATH", "").split(os.pathsep) if p]
-    default = base / "llamadiag" / "rules"
+    default = config_dir() / "rules"
     return [*extra, *([default] if default.is_dir() else [])]
 
 

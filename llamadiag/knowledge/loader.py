@@ -2,7 +2,7 @@
 
 A broken rule file does not stop the others from loading; it is reported with file,
 line and reason in `Knowledge.errors`. Shipped rules come from the package (wheel) or
-the checkout; user folders (--rules DIR, $XDG_CONFIG_HOME/llamadiag/rules) add to them
+the checkout; user folders (--rules DIR, `rules` in the user config folder) add to them
 or override them by id.
 """
 

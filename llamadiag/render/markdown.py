@@ -13,6 +13,7 @@ from typing import Any
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
 from llamadiag.mdtext import code, esc, fence
+from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -26,8 +27,6 @@ CONF_SENTENCE = {
     "likely": "Your log most likely shows a known llama.cpp issue",
     "possible": "Your log may show a known llama.cpp issue",
 }
-
-
 
 
 def ref_label(r: ReferenceOut) -> str:
@@ -107,10 +106,6 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     return "\n".join(out)
 
 
-def _value(value: Any) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
 def run_line(run: Any) -> str:
     """A run as a markdown list item: its lines and summary."""
     return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
@@ -118,23 +113,7 @@ def run_line(run: Any) -> str:
 
 def run_summary(run: Any) -> str:
     """What a run was, in a few plain words: build, backends, devices, model, speculative type."""
-    facts = run.facts
-    bits = []
-    if "build" in facts:
-        bits.append(f"build b{facts['build']}")
-    elif "era" in facts:
-        bits.append(f"era {facts['era']}")
-    for key, label in (
-        ("backends", "backend"),
-        ("devices", "device"),
-        ("model_path", "model"),
-        ("spec_type", "spec-type"),
-    ):
-        if facts.get(key) not in (None, [], ""):
-            bits.append(f"{label} {_value(facts[key])}")
-    if facts.get("has_mmproj") is True:
-        bits.append("with --mmproj")
-    return ", ".join(bits) or "few facts"
+    return run_words(run.facts, detail=False)
 
 
 def footer(report: Report, redaction_note: str | None) -> list[str]:
@@ -170,6 +149,36 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
             f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" + looks_like_md(t.looks_like)
             for t in templates
         ]
+    for note in report.notes:
+        out += ["", f"> Note: {esc(note)}"]
+    out += footer(report, redaction_note)
+    return "\n".join(out) + "\n"
+
+
+def table_code(value: Any) -> str:
+    """A value in a table cell: in words, as inline code (no markdown or HTML inside), on one line,
+    its `|` escaped so it cannot open another cell."""
+    return code(value_words(value).replace("\r", "").replace("\n", "⏎")).replace("|", "\\|")
+
+
+def facts_markdown(report: Report, redaction_note: str | None = None) -> str:
+    """`facts -f markdown`: per run a table of each fact, its value and where it came from, and
+    the run's request statistics."""
+    name = esc(report.input.get("name", "input"))
+    out = ["# llamadiag facts", "", f"`{name}`: {len(report.runs)} server run(s)."]
+    for run in report.runs:
+        where = f", instance {esc(run.instance)}" if run.instance else ""
+        out += ["", f"## Run {run.index} (lines {run.first_line}–{run.last_line}{where})", ""]
+        out += ["| fact | value | from |", "|---|---|---|"]
+        for fact, use in run.fact_sources.items():
+            source = f"line {use.line}" if use.line else esc(use.source)
+            out.append(f"| {fact} | {table_code(use.value)} | {source} |")
+        said = stats_words(run.stats)
+        if said:
+            out += ["", "**Requests**", ""]
+            out += [f"- {esc(line.strip())}" for line in said]
+    if not report.runs:
+        out += ["", "No server run found in the input."]
     for note in report.notes:
         out += ["", f"> Note: {esc(note)}"]
     out += footer(report, redaction_note)

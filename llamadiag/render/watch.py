@@ -14,10 +14,10 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from llamadiag.features.redact import Redactor
+from llamadiag.render.layout import TableView, plain_lines
 from llamadiag.render.terminal import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
 
 REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
@@ -93,10 +93,10 @@ class JsonlSink:
 
 
 class RichSink:
-    """Prints `watch` events to the terminal."""
+    """Prints `watch` events to the terminal (in a pipe: the plain layout, nothing cut)."""
 
     def __init__(self, console: Console) -> None:
-        self.console = console
+        self.console = plain_lines(console)
 
     def __call__(self, event: dict[str, Any]) -> None:
         """Print one event."""
@@ -138,10 +138,9 @@ class RichSink:
         )
         if not event["causes"]:
             return Text.assemble(head, "\n", Text("No known failure recognised.", style="green"))
-        table = Table(title=head, title_justify="left")
-        table.add_column("rule", no_wrap=True)
-        for column in ("run", "severity", "confidence", "seen", "lines", "last seen"):
-            table.add_column(column)
+        table = TableView(
+            ["rule", "run", "severity", "confidence", "seen", "lines", "last seen"], head, no_wrap=["rule"]
+        )
         for c in event["causes"]:
             confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
             table.add_row(

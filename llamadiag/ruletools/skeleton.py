@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from llamadiag.knowledge.files import checkout_root, user_rules_dirs
+from llamadiag.knowledge.files import checkout_root
+from llamadiag.userdirs import config_dir
 
 ID = re.compile(r"[a-z0-9][a-z0-9-]*")
 CATEGORY = re.compile(r"[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)*")
@@ -66,7 +67,7 @@ def default_folder(cwd: Path) -> Path:
     root = checkout_root(cwd)
     if root is not None:
         return root / "rules"
-    return user_rules_dirs()[-1] if user_rules_dirs() else Path.home() / ".config" / "llamadiag" / "rules"
+    return config_dir() / "rules"  # read by every command, as user_rules_dirs() says
 
 
 def write_skeleton(rule_id: str, category: str, folder: Path) -> Path:
