@@ -108,3 +108,26 @@ def test_a_cache_hit_parses_and_validates_nothing(tmp_path: Path, monkeypatch) -
     hit = checked.checked_knowledge([rules], builtin=False)
     assert [r.rule for r in hit.rules] == [r.rule for r in first.rules]
     assert all(r.positions == {} for r in hit.rules)  # line positions are lint's, not cached
+
+
+def test_a_refused_shipped_rule_is_checked_again_next_run(tmp_path: Path, monkeypatch) -> None:
+    """A shipped rule refused at start (the pattern time budget on a loaded machine) must not stay
+    refused in the cache; a refused user rule is remembered like any other rule error."""
+    from llamadiag.ruletools import checked, lint
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    slow = "spec-vision-draft-position-gap"
+
+    def busy_machine(self, loaded):
+        if loaded.rule.id == slow and loaded.builtin:
+            return [self.issue(loaded, (), "pattern took 0.057s on a 20000-char line (budget 0.05s)")]
+        return []
+
+    monkeypatch.setattr(lint.PatternSafety, "check", busy_machine)
+    monkeypatch.setattr(lint.Examples, "check", lambda self, loaded: [])  # speed: the examples are not the point
+    first = checked.checked_knowledge()
+    assert first.rule(slow) is None and any("rule refused" in str(e) for e in first.errors)
+    assert not list((tmp_path / "cache").rglob("knowledge-*"))  # not remembered
+    monkeypatch.setattr(lint.PatternSafety, "check", lambda self, loaded: [])
+    assert checked.checked_knowledge().rule(slow) is not None  # the next run checks it again
