@@ -2,7 +2,7 @@
 each command lives in the module of its group and reaches the engine through `llamadiag.api`.
 
     explain.py   explain, facts, compare      lookup.py   lookup, report
-    probe.py     probe (a live server)
+    probe.py     probe (a live server)        fleet.py    fleet (many logs)
     watch.py     watch                        desk.py     desk
     rules.py     rules list|show|new|test|lint|schema|docs     export.py   rules export
     options.py   formats, shared options, errors, rule loading
@@ -79,6 +79,11 @@ COMMANDS = [
         "probe",
         "probe:probe_cmd",
         "Ask a running llama-server what it is: GET /health, /props, /slots, /metrics, /v1/models.",
+    ),
+    LazyCommand(
+        "fleet",
+        "fleet:fleet",
+        "Diagnose a fleet: which instances hit which known failure, on which builds, what to upgrade.",
     ),
     LazyCommand("rules", ":rules_app", "Inspect, test and lint the rules."),
 ]

@@ -156,21 +156,22 @@ def compare(
     ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
-    """Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, and
-    which failures are new in AFTER. Exit 1 when a finding of BEFORE is not fixed or AFTER has a
-    new one at or above --fail-on."""
-    from llamadiag.features.compare import compare as run_compare
-    from llamadiag.features.compare import new_in_after
-    from llamadiag.render.compare import compare_json, print_compare
+    """Compare two logs: throughput (median and p90: a loss, or a gain too large to trust), draft
+    acceptance, errors, whether each finding is gone, and which failures are new in AFTER. Exit 1
+    when a finding of BEFORE is not fixed or AFTER has a new one at or above --fail-on."""
+    from llamadiag import __version__
+    from llamadiag.features.compare import compare_logs
+    from llamadiag.render.compare import compare_json, compare_markdown, print_compare
 
     k = load(rules)
     rb = diagnose_source(k, before, None, None, None).report
     ra = diagnose_source(k, after, None, None, None).report
-    verdicts = run_compare(k, rb, ra, after)
-    new = new_in_after(rb, ra)
+    c = compare_logs(k, rb, ra, after)
     if fmt is Format.json:
-        typer.echo(compare_json(rb, ra, verdicts, new))
+        typer.echo(compare_json(c))
+    elif fmt is Format.markdown:
+        typer.echo(compare_markdown(c, f"llamadiag {__version__}, rules {k.digest}"), nl=False)
     else:
-        print_compare(Console(highlight=False), rb, ra, verdicts, new)
-    broken = fails(new, fail_on, FailConfidence.possible)
-    raise typer.Exit(0 if all(v.fixed for v in verdicts) and not broken else 1)
+        print_compare(Console(highlight=False), c)
+    broken = fails(c.new, fail_on, FailConfidence.possible)
+    raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not broken else 1)

@@ -60,7 +60,7 @@ def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | No
     """Look up a pasted query and return the redacted response and its markdown."""
     response = run_lookup(k, query, build=build, cmdline=cmdline)
     redactor = Redactor()
-    redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs
+    redactor.learn_input([query, cmdline or ""])  # a key or host of the paste is masked wherever it recurs
     clean, summary = redactor.model(response), redactor.summary()
     versions = f"llamadiag {__version__}, rules {k.digest}"
     return Looked(clean, summary, lookup_markdown(clean, versions, summary.line()))

@@ -81,7 +81,8 @@ def test_formats_that_a_command_does_not_have_are_refused() -> None:
         (["explain", str(TICKET)], [f.value for f in ExplainFormat]),
         (["facts", str(TICKET)], [f.value for f in Format]),
         (["lookup", "failed to process speculative batch"], [f.value for f in Format]),
-        (["report", str(SAMPLES / "nearmiss-image-no-spec.log")], [f.value for f in DraftFormat]),
+        # a log no rule explains: report drafts only then (a rule explains nearmiss-image-no-spec.log)
+        (["report", str(SAMPLES / "context-kv-retry-recovers-nearmiss-compose.log")], [f.value for f in DraftFormat]),
     ],
     ids=lambda x: x[0] if isinstance(x, list) and x and not x[0].startswith(("rich", "json")) else "",
 )
