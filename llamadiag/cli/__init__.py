@@ -34,7 +34,7 @@ RULES = [
     LazyCommand("lint", "rules:lint", "Check rules: patterns, captures, references, examples, verification."),
     LazyCommand("schema", "rules:schema", "The JSON Schema of rule files, generated from the pydantic models."),
     LazyCommand("docs", "rules:docs", "Generate docs/rules/<id>.md and an index table from the rule files."),
-    LazyCommand("export", "export:export", "Export the signatures of the rules for other tools (--grep)."),
+    LazyCommand("export", "export:export", "Export the signatures of the rules for other tools (grep, Sigma, Loki)."),
 ]
 rules_app = typer.Typer(
     cls=lazy_group(RULES), no_args_is_help=True, rich_markup_mode=None, help="Inspect, test and lint the rules."
@@ -52,8 +52,8 @@ COMMANDS = [
     LazyCommand(
         "compare",
         "explain:compare",
-        "Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, "
-        "and which failures are new in AFTER.",
+        "Compare two logs: throughput (median and p90: a loss, or a gain too large to trust), draft acceptance, "
+        "errors, whether each finding is gone, and which failures are new in AFTER.",
     ),
     LazyCommand(
         "lookup",
