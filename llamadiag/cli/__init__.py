@@ -9,7 +9,8 @@ each command lives in the module of its group and reaches the engine through `ll
     config.py    option defaults from a config file
 
 Commands are registered by name and imported when run (lazy.py): `--help`, `--version` and shell
-completion import neither the analyzer nor rich.
+completion import neither the analyzer nor rich. A new command is a `LazyCommand` below, its help
+the first sentence of its docstring (tests/cli/test_startup.py fails when they differ).
 """
 
 from __future__ import annotations
