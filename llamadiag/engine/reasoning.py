@@ -203,7 +203,7 @@ def assess(
         confidence=confidence.value,
         run=run_index,
         summary=rule.summary.strip(),
-        evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
+        evidence=[Evidence(line=ln.number, text=ln.text, time=ln.time) for ln in match.lines],
         values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
         facts_used={k: FactUse.of(v) for k, v in used.items()},
         conditions=cond_out,

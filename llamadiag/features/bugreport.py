@@ -285,7 +285,11 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         log_output="\n".join(log_lines) or "(no warning or error lines: attach the whole log, started with -lv 4)",
         templates=templates,
         questions=[*questions, "Did an older build work? Which one (for First Bad Commit)?"],
-        known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
+        known_findings=[
+            f"{x.rule_id}: {x.title} ({x.confidence})"
+            + (f", {x.seen.sentence()}" if x.seen and x.seen.runs > 1 else "")
+            for x in report.findings
+        ],
         possibly_same=_possibly_same(templates),
     )
     r.learn_report(report.model_dump(), [t.model_dump() for t in templates])

@@ -14,8 +14,9 @@ if TYPE_CHECKING:
     from llamadiag.features.redact import RedactionSummary, Redactor
 
 # The version of the JSON contract: the major part changes when a field changes its meaning or
-# shape, the minor part when fields are added. 1.0: the first published schema.
-SCHEMA_VERSION = "1.0"
+# shape, the minor part when fields are added. 1.0: the first published schema. 2.0: a cause
+# repeated across runs is one finding (`seen`), runs with the same facts one entry (`run_count`).
+SCHEMA_VERSION = "2.0"
 
 
 def _drain(items: list[Any]) -> Iterator[Any]:

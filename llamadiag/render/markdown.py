@@ -92,6 +92,11 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     out += [f"**What happened.** {esc(f.diagnosis)}", ""]
     out.append(f"*From {f.count} occurrence(s), log lines {f.first_line}–{f.last_line}:*")
     out += [fence("\n".join(f"{e.line:>6}: {e.text}" for e in f.evidence[:12])), ""]
+    if f.seen is not None and f.seen.runs > 1:
+        out += [f"**Across runs.** {esc(f.seen.sentence()[0].upper() + f.seen.sentence()[1:])}.", ""]
+        if f.seen.last_evidence:
+            out.append(f"*Last seen in run {f.seen.last_run}:*")
+            out += [fence("\n".join(f"{e.line:>6}: {e.text}" for e in f.seen.last_evidence[:6])), ""]
     out += [f"**Why.** {esc(f.root_cause)}", ""]
     out += steps_markdown(f.remediation, f.workarounds, f.not_to_do)
     out += ["", "**How to verify the fix**", ""]
@@ -102,13 +107,16 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     if f.references:
         out += ["", "**References**", ""]
         out += [f"- {reference_line(r)}" for r in f.references]
-    out += ["", f"*Rule `{f.rule_id}` · severity {f.severity} · confidence {f.confidence} · run {f.run}*"]
+    where = f"run {f.run}" if f.seen is None or f.seen.runs <= 1 else f"runs {f.seen.first_run}–{f.seen.last_run}"
+    out += ["", f"*Rule `{f.rule_id}` · severity {f.severity} · confidence {f.confidence} · {where}*"]
     return "\n".join(out)
 
 
 def run_line(run: Any) -> str:
-    """A run as a markdown list item: its lines and summary."""
-    return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
+    """A run as a markdown list item: its lines and summary (and the runs with the same facts)."""
+    line = f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
+    seen = getattr(run, "seen", None)
+    return line + (f"; {esc(seen.sentence())}" if seen is not None else "")
 
 
 def run_summary(run: Any) -> str:
@@ -126,7 +134,7 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
     """The whole report as markdown."""
     out = ["# llamadiag diagnosis", ""]
     name = esc(report.input.get("name", "input"))
-    runs = len(report.runs)
+    runs = report.run_count if report.run_count is not None else len(report.runs)
     if not report.findings:
         out.append(
             f"No known failure was recognised in `{name}` ({runs} server run(s) read). "

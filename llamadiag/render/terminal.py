@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from llamadiag.engine.findings import Finding, Report, RuledOut
+from llamadiag.engine.findings import Evidence, Finding, Report, RuledOut
 from llamadiag.lines import strip_controls
 from llamadiag.render.layout import Block, TableView, is_plain, plain_lines
 from llamadiag.render.words import run_words, stats_words, value_words
@@ -41,6 +41,14 @@ def _labelled(label: str, body: Any, style: str = "bold") -> Text:
     return text
 
 
+def _evidence_view(evidence: list[Evidence]) -> TableView:
+    """Evidence lines with their numbers (a grid on a terminal, aligned lines in a pipe)."""
+    view = TableView(["line", "text"], grid=True, styles=["dim", ""], right=["line"])
+    for e in evidence:
+        view.add_row(str(e.line), safe(e.text))
+    return view
+
+
 def finding_panel(f: Finding, why: bool = False) -> Block:
     """A finding as a panel on a terminal, plain lines in a pipe (with its conditions when `why`)."""
     parts: list[Any] = []
@@ -49,10 +57,13 @@ def finding_panel(f: Finding, why: bool = False) -> Block:
     parts.append(_labelled("What happened:", f.diagnosis))
     parts.append(_labelled("Why:", f.root_cause))
     parts.append(_labelled("Your build:", f.version_status))
-    ev = TableView(["line", "text"], grid=True, styles=["dim", ""], right=["line"])
-    for e in f.evidence[:12]:
-        ev.add_row(str(e.line), safe(e.text))
+    ev = _evidence_view(f.evidence[:12])
     parts += [Text(), Text(f"Evidence (seen {f.count}×, lines {f.first_line}-{f.last_line})", style="bold"), ev]
+    if f.seen is not None and f.seen.runs > 1:
+        parts.append(_labelled("Across runs:", f.seen.sentence(), "bold cyan"))
+        if f.seen.last_evidence:
+            last = _evidence_view(f.seen.last_evidence[:6])
+            parts += [Text(f"Last seen (run {f.seen.last_run})", style="bold"), last]
     if f.values:
         parts.append(_labelled("Values:", ", ".join(f"{k}={value_words(v)}" for k, v in f.values.items())))
     if f.facts_used:
@@ -102,8 +113,20 @@ def finding_panel(f: Finding, why: bool = False) -> Block:
     title.append(f" {f.title} ", style="bold")
     title.append(f"[{f.severity}] ", style=SEV_STYLE.get(f.severity, ""))
     return Block(
-        parts, title=title, subtitle=Text(f"{f.rule_id} · run {f.run}"), border_style=SEV_STYLE.get(f.severity, "")
+        parts, title=title, subtitle=Text(f"{f.rule_id} · {runs_label(f)}"), border_style=SEV_STYLE.get(f.severity, "")
     )
+
+
+def runs_label(f: Finding) -> str:
+    """`run 3`, or `runs 0-39 (40)` for a cause seen in several runs."""
+    if f.seen is None or f.seen.runs <= 1:
+        return f"run {f.run}"
+    return f"runs {f.seen.first_run}-{f.seen.last_run} ({f.seen.runs})"
+
+
+def run_count(report: Report) -> int:
+    """The runs the input held (a report's runs with the same facts are shown once)."""
+    return report.run_count if report.run_count is not None else len(report.runs)
 
 
 def run_bits(facts: dict[str, Any]) -> str:
@@ -117,11 +140,13 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
     the console is not a terminal."""
     plain_lines(console)
     name = report.input.get("name", "input")
-    header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
+    header = Text(f"llamadiag {report.version} · {name} · {run_count(report)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
     console.print(header)
     for run in report.runs:
         console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + run_bits(run.facts)))
+        if run.seen is not None:
+            console.print(safe(f"    {run.seen.sentence()}"), style="dim")
     if not report.findings:
         console.print(Text("No known failure recognised.", style="green"))
     for f in report.findings:
@@ -138,7 +163,8 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
 
 def ruled_out_line(r: RuledOut) -> Text:
     """A ruled-out rule as one line."""
-    return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+    where = f"run {r.run}" if r.runs <= 1 else f"{r.runs} runs, {r.run}-{r.last_run}, first"
+    return safe(f"  {r.rule_id} ({where}, line {r.evidence_line}): {r.reason}")
 
 
 def print_unmatched(console: Console, templates: list) -> None:
@@ -163,7 +189,8 @@ def print_facts(console: Console, report: Report) -> None:
         table = TableView(
             ["fact", "value", "from"],
             f"run {run.index} (lines {run.first_line}-{run.last_line})"
-            + (f", instance {run.instance}" if run.instance else ""),
+            + (f", instance {run.instance}" if run.instance else "")
+            + (f"; {run.seen.sentence()}" if run.seen is not None else ""),
         )
         for name, use in run.fact_sources.items():
             value = value_words(use.value)

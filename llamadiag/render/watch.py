@@ -141,11 +141,12 @@ class RichSink:
         table = TableView(
             ["rule", "run", "severity", "confidence", "seen", "lines", "last seen"], head, no_wrap=["rule"]
         )
-        for c in event["causes"]:
+        builds = {r["index"]: r.get("build") for r in event.get("runs", [])}
+        for c in group_causes(event["causes"]):
             confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
             table.add_row(
                 c["rule_id"],
-                str(c["run"]),
+                _runs_cell(c, builds),
                 Text(c["severity"], style=SEV_STYLE.get(c["severity"], "")),
                 Text(str(confidence), style=CONF_STYLE.get(str(confidence), "")),
                 f"{c['count']}×",
@@ -153,6 +154,32 @@ class RichSink:
                 c["last_seen"]["at"][11:19],  # the time of day (UTC); the date is in the JSON
             )
         return table
+
+
+def group_causes(causes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The summary's causes with one row per (rule, severity, verdict) across runs: a crash
+    loop's one cause in 40 runs is one row; `runs` lists the runs, `count` adds up."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for c in causes:
+        key = (c["rule_id"], c["severity"], str(c["confidence"]) if "ruled_out" not in c else "ruled out")
+        row = rows.get(key)
+        if row is None:
+            rows[key] = {**c, "runs": [c["run"]]}
+            continue
+        row["runs"].append(c["run"])
+        row["count"] += c["count"]
+        row["last_seen"] = c["last_seen"]
+    return list(rows.values())
+
+
+def _runs_cell(row: dict[str, Any], builds: dict[int, Any]) -> str:
+    """`3`, or `0-39 (40 runs)` with the builds those runs ran where known."""
+    runs = row["runs"]
+    text = str(runs[0]) if len(runs) == 1 else f"{runs[0]}-{runs[-1]} ({len(runs)} runs)"
+    known = sorted({b for b in (builds.get(r) for r in runs) if b is not None})
+    if len(runs) > 1 and known:
+        text += " b" + ", b".join(map(str, known[:4])) + (" ..." if len(known) > 4 else "")
+    return text
 
 
 class StatusLine:

@@ -100,8 +100,8 @@ class BulkPath:
         # a signature start; the one reaching further is taken.
         first_start = len(block)
         for lit, _ in plan.deferrable:
-            at = block.find(lit, pos, first_start)
-            if at >= 0:
+            at = self._next_literal(lit, pos, first_start)
+            if at is not None:
                 first_start = at
         # (each finder costs a pass over the block: the second is asked only if it can win)
         finder = self.finder(run)
@@ -153,6 +153,20 @@ class BulkPath:
         m = pattern.search(self.block, pos)
         hit = m.start() if m is not None else None
         self._hits[pattern] = (pos, hit)
+        return hit if hit is not None and hit < limit else None
+
+    def _next_literal(self, lit: bytes, pos: int, limit: int) -> int | None:
+        """The first `lit` at or after `pos` (before `limit`), remembered like `_next_hit`: a
+        literal absent from the rest of the block is not searched again at every stretch (a
+        crash loop's block holds a stretch per run: that was a pass over the block each)."""
+        known = self._hits.get(lit)
+        if known is not None:
+            start, hit = known
+            if start <= pos and (hit is None or hit >= pos):
+                return hit if hit is not None and hit < limit else None
+        at = self.block.find(lit, pos)
+        hit = at if at >= 0 else None
+        self._hits[lit] = (pos, hit)
         return hit if hit is not None and hit < limit else None
 
     def _consume(self, run: Run, plan: Plan, pos: int, stop: int, base: int, lines: int) -> None:
