@@ -404,6 +404,7 @@ class Analyzer:
                 self.k.envelope.elision_question,
             )
             if isinstance(result, Finding):
+                result.source_file = self.k.rules[rule_i].source_file()
                 findings.append(result)
             else:
                 ruled_out.append(result)

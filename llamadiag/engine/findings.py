@@ -163,6 +163,9 @@ class Finding(BaseModel):
     seen: Seen | None = Field(
         default=None, description="In a report: the runs this same cause was seen in (`run` is the first)."
     )
+    source_file: str | None = Field(
+        default=None, description="The rule's file: rules/<category>/<id>.yaml, or a user rule's path."
+    )
 
 
 class RuledOut(BaseModel):

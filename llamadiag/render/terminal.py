@@ -106,6 +106,8 @@ def finding_panel(f: Finding, why: bool = False) -> Block:
         parts += [Text(), Text("Conditions", style="bold")]
         for c in f.conditions:
             parts.append(safe(f"  {c.status:7} {c.fact} {c.expected} (value: {value_words(c.value)})"))
+    if f.source_file:
+        parts.append(Text(f"rule file: {f.source_file}", style="dim"))
     title = Text()
     title.append(f" {f.confidence.upper()} ", style=CONF_STYLE.get(f.confidence, ""))
     title.append(f" {f.title} ", style="bold")
