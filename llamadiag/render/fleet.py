@@ -10,7 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from llamadiag.features.fleet.report import FleetReport
-from llamadiag.mdtext import esc
+from llamadiag.mdtext import esc, link
 from llamadiag.render.terminal import CONF_STYLE, SEV_STYLE, safe
 
 MAX_NAMES = 6  # instance names shown in a cell before "+N more"
@@ -110,7 +110,7 @@ def fleet_markdown(r: FleetReport) -> str:
         out.append("| failure | instances | count | confidence | builds | fixed in | references | on |")
         out.append("|---|---|---|---|---|---|---|---|")
         for f in r.failures:
-            ref = " ".join(f"[{x.label}]({x.url})" for x in f.references[:2])
+            ref = " ".join(link(x.label, x.url) for x in f.references[:2])
             out.append(
                 f"| `{f.rule_id}` {_cell(f.title)} | {f.instances} | {f.count} | {f.confidence} | "
                 f"{builds_text(f.builds)} | {f'b{f.fixed_in}' if f.fixed_in else '-'} | {ref} | "

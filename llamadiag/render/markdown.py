@@ -12,7 +12,7 @@ from typing import Any
 
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
-from llamadiag.mdtext import code, esc, fence
+from llamadiag.mdtext import code, esc, fence, link
 from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_WORDS = {
@@ -51,7 +51,7 @@ def ref_detail(r: ReferenceOut) -> str:
 
 def reference_line(r: ReferenceOut) -> str:
     """One reference: link, role, first build with the fix, title or note."""
-    return f"[{ref_label(r)}]({r.url}) {esc(ref_detail(r))}"
+    return f"{link(ref_label(r), r.url)} {esc(ref_detail(r))}"
 
 
 def steps_markdown(steps: list[StepOut], workarounds: list[WorkaroundOut], not_to_do: list[str]) -> list[str]:

@@ -25,3 +25,11 @@ def test_redacted_markdown_has_no_raw_html(log) -> None:
     md = report_markdown(report, summary.line())
     assert raw_html(md) == []
     assert HOME_PATHS[log] in shown_text(md) and "in paths" in shown_text(md)
+
+
+@pytest.mark.parametrize("log", sorted((SAMPLES / "real").glob("*.log")), ids=lambda p: p.name)
+def test_markdown_of_every_real_log_has_no_raw_html(log) -> None:
+    # reference titles quote source text such as `--override-kv <arch>.context_length`: a link's
+    # text must not open a tag any more than the prose beside it
+    report, summary = redact_report(api.diagnose(log).report)
+    assert raw_html(report_markdown(report, summary.line())) == []
