@@ -210,6 +210,8 @@ def load(rules: list[Path] | None) -> api.Knowledge:
         k = api.load_knowledge(rules or [])
     except Exception as exc:  # a broken shipped knowledge file: nothing can run
         raise fail(str(exc)) from exc
+    for note in k.override_notes(rules or []):  # a --rules folder replacing a shipped rule is said
+        err.print(safe(f"llamadiag: note: {note}"))
     return k
 
 

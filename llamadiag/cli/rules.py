@@ -34,11 +34,8 @@ def _load(rules: list[Path] | None) -> Knowledge:
     k = api.load_knowledge(rules or [], checked=False)
     for e in k.errors:
         typer.echo(f"rule error: {e}", err=True)
-    extra = [r.resolve() for r in rules or []]
-    for loaded in k.rules:
-        note = loaded.overrides_note()
-        if note and any(loaded.path.resolve().is_relative_to(folder) for folder in extra):
-            typer.echo(f"llamadiag: note: {note}", err=True)
+    for note in k.override_notes(rules or []):
+        typer.echo(f"llamadiag: note: {note}", err=True)
     return k
 
 

@@ -8,6 +8,7 @@ or override them by id.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +73,16 @@ class Knowledge:
     def rule(self, rule_id: str) -> LoadedRule | None:
         """The loaded rule with this id, or None."""
         return next((r for r in self.rules if r.rule.id == rule_id), None)
+
+    def override_notes(self, folders: Sequence[Path]) -> list[str]:
+        """One note per rule of these folders that replaces a shipped rule of the same id."""
+        roots = [f.resolve() for f in folders]
+        notes = []
+        for loaded in self.rules:
+            note = loaded.overrides_note()
+            if note and any(loaded.path.resolve().is_relative_to(root) for root in roots):
+                notes.append(note)
+        return notes
 
 
 def _load_model(model: type, path: Path):

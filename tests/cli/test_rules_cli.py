@@ -109,6 +109,8 @@ def test_a_user_rule_that_overrides_a_shipped_one_is_told(tmp_path: Path) -> Non
     assert entry["overrides"] and entry["source_file"].endswith(f"mine/speculative/{SHIPPED.name}")
     by_option = run("rules", "list", "--rules", str(mine), tmp_path=tmp_path)
     assert "overrides the shipped rule" in by_option.stderr and "(overrides the shipped rule)" in by_option.stdout
+    explained_by_option = run("explain", str(SAMPLES / "seed-ticket.txt"), "--rules", str(mine), tmp_path=tmp_path)
+    assert note in explained_by_option.stderr  # explain --rules says it as the rules commands do
 
 
 def test_findings_name_their_rule_file(tmp_path: Path) -> None:
