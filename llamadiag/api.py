@@ -19,12 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from llamadiag.engine.diagnose import diagnose_blocks
 from llamadiag.engine.facts import FactValue, ServerFacts, parse_version
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
-from llamadiag.ruletools.checked import checked_knowledge
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import InputError, ReadReport, read_bytes
 
@@ -69,6 +67,8 @@ def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowl
     `errors`, and the result is cached on disk; unchecked, every rule that parses is kept (what
     `rules test` and `rules lint` need to show the failures).
     """
+    from llamadiag.ruletools.checked import checked_knowledge  # the rule self-test runs the engine
+
     return checked_knowledge(list(rules)) if checked else raw_knowledge(list(rules))
 
 
@@ -190,6 +190,8 @@ def _run(
         if file and read.lines == 0:
             notes.append("the input is empty: nothing to diagnose")
         return info(read), notes
+
+    from llamadiag.engine.diagnose import diagnose_blocks  # the analyzer: only when diagnosing
 
     report, last = diagnose_blocks(
         knowledge if knowledge is not None else load_knowledge(),

@@ -89,3 +89,12 @@ def test_version_digest_is_the_knowledge_digest() -> None:
     proc, _ = imported("--version")
     k = api.load_knowledge(checked=False)
     assert f"rules {k.digest}, {len(k.rules) + len(k.errors)} rule files" in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["explain", "lookup", "watch", "fleet"])
+def test_completing_a_command_option_does_not_import_the_analyzer(command: str) -> None:
+    # the command's module is loaded to list its options; the engine's analyzer is not
+    env = {"_LLAMADIAG_COMPLETE": "complete_bash", "COMP_WORDS": f"llamadiag {command} --", "COMP_CWORD": "2"}
+    proc, mods = imported(env=env)
+    assert proc.returncode == 0 and "--help" in proc.stdout, proc.stderr[-2000:]
+    assert {"llamadiag.engine.analyze", "llamadiag.engine.diagnose"}.isdisjoint(mods)
