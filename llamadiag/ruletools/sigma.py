@@ -75,6 +75,15 @@ def scoped_flags(pattern: str) -> str:
     return f"(?{m.group(1)}:{pattern[m.end() :]})" if m else pattern
 
 
+_NAMED_GROUP = regex.compile(r"(?<!\\)\(\?P<\w+>")
+
+
+def unnamed_groups(pattern: str) -> str:
+    """Named groups as plain groups: a filter captures nothing, and the backend ORs a rule's
+    signatures into one regex, where two signatures naming the same value would clash."""
+    return _NAMED_GROUP.sub("(?:", pattern)
+
+
 def doc_url(rule: Rule, docs_url: str) -> str:
     """The rule's page under docs/rules/ (where its runbook is), below `docs_url`."""
     return f"{docs_url.rstrip('/')}/{rule.id}.md"
@@ -102,7 +111,7 @@ def sigma_rule(rule: Rule, docs_url: str) -> tuple[dict[str, Any] | None, list[s
         if problem:
             left_out.append(f"signature {sig.name!r} {problem}")
             continue
-        selections[f"sig_{len(selections)}"] = {"|re": scoped_flags(pattern)}
+        selections[f"sig_{len(selections)}"] = {"|re": scoped_flags(unnamed_groups(pattern))}
     if not selections:
         return None, left_out
     description = " ".join(rule.summary.split())

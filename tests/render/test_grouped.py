@@ -39,7 +39,7 @@ def test_terminal_shows_one_panel_with_the_runs(report: Report) -> None:
     print_report(console, report)
     text = console.export_text()
     assert "40 run(s) · 1 finding(s)" in text
-    assert text.count("model-file-not-found") == 1  # one panel (its subtitle)
+    assert text.count("-- model-file-not-found") == 1  # one panel (its closing line)
     assert "model-file-not-found · runs 0-39 (40)" in text
     assert "Across runs: seen in 40 runs (0-39): lines 5-9, 20-24, 35-39, ..., 560-564, 575-579, 590-594" in text
     assert "Last seen (run 39)" in text and re.search(r"\b590\s+gguf_init_from_file", text)

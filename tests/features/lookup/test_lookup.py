@@ -59,10 +59,11 @@ def test_flags_rule_a_rule_out(knowledge: Knowledge) -> None:
         "E srv        decode: failed to process speculative batch",
         None,
         "llama-server -m m.gguf --spec-type draft-mtp",
+        limit=50,
     )
     seed = next(r for r in resp.results if r.rule_id == "spec-vision-draft-position-gap")
     assert seed.applies is False and seed.why[0].startswith("ruled out for this setup")
-    assert seed.score < 50
+    assert seed.score < 50 and resp.results[0].rule_id != seed.rule_id
 
 
 def test_a_pasted_ticket_runs_the_engine(knowledge: Knowledge) -> None:
