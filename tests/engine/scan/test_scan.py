@@ -24,6 +24,8 @@ from llamadiag.source.reader import ReadReport
 from tests.paths import ROOT
 
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
+# the logs of the real binary (sample_logs/real/), each a shape of its own
+REAL = sorted((ROOT / "sample_logs" / "real").glob("*.log"))
 ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 
 
@@ -44,8 +46,11 @@ def _json(report) -> str:
     return report.model_dump_json(exclude={"rules_version"})
 
 
-def _gen():  # bench/gen.py is a script, not part of the package
-    spec = importlib.util.spec_from_file_location("bench_gen", ROOT / "bench" / "gen.py")
+def _gen(name: str = "gen"):  # bench/gen.py and bench/gen_requests.py are scripts, not part of the package
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))  # gen_requests imports gen's size parser
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(gen)  # type: ignore[union-attr]
     return gen
@@ -72,6 +77,35 @@ def test_each_generated_style_same_with_and_without_shortcuts(knowledge, tmp_pat
     assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
     assert _json(_report(knowledge, path, bulk=False, block=4096)) == _json(fast)
     assert len(fast.runs) >= 2 and sum(r.stats["generation_tps"]["count"] for r in fast.runs) >= 800
+
+
+@pytest.mark.parametrize("shape", ["b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald"])
+def test_each_request_shape_same_with_and_without_the_fast_paths(knowledge, tmp_path: Path, shape: str) -> None:
+    """bench/gen_requests.py's eras and wrappers (per-request Chat format, slot selection,
+    prompt-cache and checkpoint lines, /health polling, spliced real failures): the bulk
+    path, which skips every literal that can no longer change the report, changes nothing."""
+    import random
+
+    gen = _gen("gen_requests")
+    pool = gen.failures()
+    lines = gen.session(shape, random.Random(5), 300, pool, 60)
+    path = tmp_path / f"{shape}.log"
+    path.write_text("\n".join(lines * 2) + "\n")  # twice: a restart, and a second run of the same kind
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    for engine in ENGINES:
+        assert _json(_report(knowledge, path, engine)) == plain, engine
+    assert _json(_report(knowledge, path, block=4096)) == plain
+    fast = _report(knowledge, path)
+    assert len(fast.runs) >= 2 and fast.findings
+
+
+@pytest.mark.parametrize("path", REAL, ids=[p.name for p in REAL])
+def test_real_binary_logs_same_with_and_without_the_fast_paths(knowledge, path: Path) -> None:
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    assert _json(_report(knowledge, path)) == plain
+    assert _json(_report(knowledge, path, block=333)) == plain
+    if len(ENGINES) > 1:
+        assert _json(_report(knowledge, path, "hyperscan", block=333)) == plain
 
 
 @pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan is not installed")
