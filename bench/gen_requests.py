@@ -35,6 +35,7 @@ whole (a crash and restart). Deterministic per seed.
     python bench/gen_requests.py --size 200M --shape mixed --out bench/out/req-mixed-200M.log
 """
 
+# ruff: noqa: E501  (each log line is written as one f-string, as it appears in a log)
 from __future__ import annotations
 
 import argparse
@@ -204,7 +205,7 @@ class Server:
             yield slot("print_timing", task, total_line)
             yield slot("print_timing", task, f"   graphs reused = {r.randint(0, n_gen):10d}")
         if self.spec:
-            mean = " , mean len = {:5.2f}".format(1 + acc / max(gen_d, 1) * 3) if era == "b11" else ""
+            mean = f" , mean len = {1 + acc / max(gen_d, 1) * 3:5.2f}" if era == "b11" else ""
             yield slot("print_timing", task, f"draft acceptance = {acc / max(gen_d, 1):.5f} ({acc:5d} accepted / {gen_d:5d} generated){mean.replace(' ,', ',')}")
             stat = f"statistics draft-mtp: #calls(b,g,a) = {1:4d} {gen_d // 3:6d} {gen_d // 3:6d}, #gen drafts = {gen_d // 3:6d}, #acc drafts = {acc // 3:6d}, #gen tokens = {gen_d:6d}, #acc tokens = {acc:6d}"
             if era == "b11":
@@ -323,14 +324,37 @@ def generate(size: int, out: Path, shape: str = "mixed", seed: int = 1, inject_e
     return written
 
 
+def replay_real(size: int, out: Path, seed: int = 1) -> int:
+    """The real-binary logs of sample_logs/real/ (healthy and failing) one after another in a
+    seeded order, again and again, until the file holds `size` bytes."""
+    rng = random.Random(seed)
+    logs = [p.read_bytes() for p in sorted((SAMPLES / "real").glob("*.log"))]
+    written = 0
+    with out.open("wb") as f:
+        while written < size:
+            rng.shuffle(logs)
+            for data in logs:
+                if not data.endswith(b"\n"):
+                    data += b"\n"
+                if written + len(data) > size:
+                    return written
+                f.write(data)
+                written += len(data)
+    return written
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", default="20M")
     ap.add_argument("--shape", default="mixed", choices=["mixed", *SHAPES])
+    ap.add_argument("--replay-real", action="store_true", help="replay sample_logs/real/ instead")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    n = generate(parse_size(args.size), args.out, args.shape, args.seed)
+    if args.replay_real:
+        n = replay_real(parse_size(args.size), args.out, args.seed)
+    else:
+        n = generate(parse_size(args.size), args.out, args.shape, args.seed)
     print(f"wrote {n} bytes to {args.out}", file=sys.stderr)
 
 

@@ -54,6 +54,8 @@ SETTLING = frozenset({"fact", "era", "sig", "startup", "exclude", "absent_block"
 BULK_INERT = frozenset({"stat", "cont", "bridge"})
 # stretches in one state of the run before the finder narrows to the literals live in it
 STABLE_STRETCHES = 4
+# hits of a literal in stretches before the finder may leave it out once it settles
+FREQUENT = 64
 
 
 class BulkPath:
@@ -102,7 +104,10 @@ class BulkPath:
         self._block_index = 0
         self._version_block = 0
         self._active_version: tuple[Any, ...] = ()
-        self._active: frozenset[int] = frozenset()
+        self._settled: frozenset[int] = frozenset()
+        self._awaited = dict(self.awaited)
+        self._hits: Counter[int] = Counter()
+        self._frequent: set[int] = set()
         self._stable = 0
         self.hyperscan = scanner.engine.name == "hyperscan"
         self._finders: dict[tuple[frozenset[str], frozenset[int] | None], HyperscanStops | StdlibStops] = {}
@@ -187,9 +192,14 @@ class BulkPath:
         table = self._table(run)
         starts: list[tuple[int, Target]] = []
         waiting: set[tuple[int, int]] = set()  # signatures whose start this stretch queues
+        hits, frequent = self._hits, self._frequent
         for at, ids in finder.literal_lines(pos):
             if at >= limit:
                 break
+            hits.update(ids)
+            for i in ids:
+                if hits[i] == FREQUENT and i not in self.steady:
+                    frequent.add(i)  # worth leaving out of the finder once it settles
             line: bytes | None = None
             found: list[tuple[int, Target]] = []
             for i in ids:
@@ -343,7 +353,7 @@ class BulkPath:
         if found is None:
             if len(self._finders) >= 64:
                 self._finders.clear()
-            ids = self.stop_ids if live is None else sorted(live)
+            ids = self.stop_ids if live is None else [i for i in self.stop_ids if i not in live]
             literals: Any = self._literal_searches.get(live)
             if literals is None:
                 encoded = [self.s.literals[i].encode() for i in ids]
@@ -355,24 +365,25 @@ class BulkPath:
                 self._literal_searches[live] = literals
             shapes = self._shape_searches.get(allowed)
             if shapes is None:
-                foreign, cont = self.shape_sources(allowed)
-                if self.hyperscan:
-                    shapes = HyperscanStops.shape_database(foreign, cont)
+                foreign, exact, cont = self.shape_sources(allowed)
+                if self.hyperscan:  # no lookarounds in Hyperscan: its hits are checked exactly
+                    shapes = (HyperscanStops.shape_database(foreign, cont), compile_bytes(exact))
                 else:
-                    shapes = (LineStarts(foreign), LineStarts(cont))
+                    shapes = (LineStarts(exact), LineStarts(cont))
                 self._shape_searches[allowed] = shapes
             if self.hyperscan:
-                found = HyperscanStops(literals, ids, shapes)
+                found = HyperscanStops(literals, ids, *shapes)
             else:
                 found = StdlibStops(literals, self._line_ids, *shapes)
             self._finders[(allowed, live)] = found
         return found
 
     def live_literals(self, run: Run) -> frozenset[int] | None:
-        """The literals that may stop a stretch in the run's present state: those that always
-        do, signature entries, and facts, eras ... not settled yet. None (all of them) until
-        the state has held for a few stretches: a state seen only in passing is not worth a
-        database of its own."""
+        """The literals the stop finder leaves out in the run's present state: those that
+        settled (a fact known, an era seen, no start held for a later entry) among the ones
+        frequent in this log (so that few distinct databases are ever built). None (leave
+        out nothing) until the state has held for a few stretches: a state seen only in
+        passing is not worth a database of its own."""
         facts = run.facts
         waiting = frozenset(
             [key for key, m in run.matchers.items() if m.partials]
@@ -388,29 +399,35 @@ class BulkPath:
             len(run.excluded),
             len(facts.blocked_absent),
             waiting,
+            len(self._frequent),
         )
         if version != self._active_version:
             self._active_version, self._stable, self._version_block = version, 0, self._block_index
-            inert, by_id = self.s.inert, self.s.by_id
-            unsettled = [
-                i
-                for i in self.settling
-                if any(t.kind not in BULK_INERT and not inert(t, run) for t in by_id[i])
-            ]
-            self._active = self.steady.union(unsettled, [i for i, keys in self.awaited if keys & waiting])
+            self._settled = frozenset(i for i in self._frequent if not self._live(i, run, waiting))
             return None
         self._stable += 1
         settled = self._stable >= STABLE_STRETCHES or self._block_index > self._version_block
-        return self._active if settled else None
+        return self._settled if settled and self._settled else None
+
+    def _live(self, i: int, run: Run, waiting: frozenset[tuple[int, int]]) -> bool:
+        if i in self.steady:
+            return True
+        keys = self._awaited.get(i)
+        if keys is not None:
+            return not keys.isdisjoint(waiting)
+        return any(t.kind not in BULK_INERT and not self.s.inert(t, run) for t in self.s.by_id[i])
 
     def _line_ids(self, line: bytes) -> frozenset[int]:
         hits = self.s.engine.scan(line)
         return hits[0][2] if hits else frozenset()
 
-    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str]:
+    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str, str]:
         """Lines the run has not vouched for, as patterns matched at a line start: after any
         wrappers the run has seen, a wrapper it has not (or one naming an instance, or a
-        terminal one), a dropped line or a JSON object; and, apart, a continuation line."""
+        terminal one), a dropped line or a JSON object; the same exactly (a wrapper counts
+        only where no vouched-for wrapper before it in the envelope's order, which peeling
+        tries first, matches: `2026-08-28T18:11:25+08:00 host ident[pid]: ` is journald, not
+        docker's timestamp); and, apart, a continuation line."""
         env = self.envelope
 
         def bare(source: str) -> str:
@@ -421,8 +438,20 @@ class BulkPath:
             for w in env.wrappers
             if w.name in allowed and w.kind != "json" and not w.terminal and "(?P<instance>" not in w.regex
         ]
-        foreign = [bare(w.regex) for w in env.wrappers if bare(w.regex) not in ok]
-        foreign += [bare(d) for d in env.drop] + [r"\{"]
+        foreign, exact = [], []
+        for j, w in enumerate(env.wrappers):
+            if bare(w.regex) in ok:
+                continue
+            foreign.append(bare(w.regex))
+            # vouched-for wrappers before it, which peeling takes first (an unvouched one
+            # before it is an alternative of its own)
+            first = [bare(v.regex) for v in env.wrappers[:j] if bare(v.regex) in ok]
+            exact.append(f"(?!{'|'.join(first)}){bare(w.regex)}" if first else bare(w.regex))
+        rest = [bare(d) for d in env.drop] + [r"\{"]
         head = f"(?:{'|'.join(ok)})*" if ok else ""
         cont = "|".join(bare(c.regex) for c in env.continuations)
-        return f"{head}(?:{'|'.join(foreign)})", f"{head}(?:{cont})"
+        return (
+            f"{head}(?:{'|'.join(foreign + rest)})",
+            f"{head}(?:{'|'.join(exact + rest)})",
+            f"{head}(?:{cont})",
+        )

@@ -167,8 +167,10 @@ class HyperscanStops:
     """Stop finder on Hyperscan: the watched literals of a block in one scan (the scanning
     engine's, over those literals only), the unvouched shapes in another."""
 
-    def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any) -> None:
-        self.engine, self.literal_ids, self.db = literals, literal_ids, shapes
+    def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
+        self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
+        self.block = b""
+        self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
         self.hits: list[tuple[int, int, frozenset[int]]] = []
         self.starts: list[int] = []
         self.shape_hits: tuple[list[int], list[int]] = ([], [])
@@ -199,6 +201,7 @@ class HyperscanStops:
 
         self.db.scan(block, match_event_handler=on_match)
         self.shape_hits = (sorted(found[0]), sorted(found[1]))
+        self.block, self._checked = block, (0, 0)
 
     def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
         """(line start, literal ids) of each line at or after `pos` holding a watched literal."""
@@ -211,6 +214,14 @@ class HyperscanStops:
         """The first line at or after `pos` of an unvouched shape, or of a continuation line."""
         hits = self.shape_hits[1 if continuation else 0]
         i = bisect.bisect_left(hits, pos)
+        if continuation:
+            return hits[i] if i < len(hits) else None
+        if self._checked[0] <= pos:
+            i = max(i, self._checked[1])  # hits checked before, none of them unvouched
+        match, block = self.exact.match, self.block
+        while i < len(hits) and not match(block, hits[i]):
+            i += 1
+        self._checked = (pos, i)
         return hits[i] if i < len(hits) else None
 
 
