@@ -125,7 +125,10 @@ class Server:
             return "I", f"slot {func:>12}: id {i:2d} | task {tsk} | {text}"
 
         if era != "b11" or lv4:
-            yield "I", f"srv  params_from_: Chat format: {r.choice(('Content-only', 'peg-native', 'Hermes 2 Pro', 'Generic'))}"
+            yield (
+                "I",
+                f"srv  params_from_: Chat format: {r.choice(('Content-only', 'peg-native', 'Hermes 2 Pro', 'Generic'))}",
+            )
         if era != "b5060" and lv4:
             for j in range(self.slots):
                 if j != i and self.cached[j] == 0:
@@ -135,7 +138,9 @@ class Server:
             if era == "b5060":
                 text = f"selected slot by lcs similarity, lcs_len = {int(n_prompt * sim)}, similarity = {sim:.3f} (> 0.100 thold)"
             elif era in ("b7003", "b9700"):
-                text = f"selected slot by LCP similarity, sim_best = {sim:.3f} (> 0.100 thold), f_keep = {r.random():.3f}"
+                text = (
+                    f"selected slot by LCP similarity, sim_best = {sim:.3f} (> 0.100 thold), f_keep = {r.random():.3f}"
+                )
             else:
                 text = f"selected slot by LCP similarity, f_sim_best = {sim:.3f} (> 0.100 thold), f_keep = {r.random():.3f}"
         else:
@@ -143,22 +148,35 @@ class Server:
         yield slot("get_availabl", -1, text)
         if era in ("b9700", "b11") and (lv4 or era == "b9700"):
             yield "I", "srv  get_availabl: updating prompt cache"
-            yield "I", f"srv          load:  - looking for better prompt, base f_keep = {r.choice((-1.0, r.random())):.3f}, sim = {sim:.3f}"
-            yield "I", (
-                f"srv        update:  - cache state: {self.prompts} prompts, {self.prompts * 37.2:.3f} MiB "
-                "(limits: 8192.000 MiB, 131072 tokens, 8589934592 est)"
+            yield (
+                "I",
+                f"srv          load:  - looking for better prompt, base f_keep = {r.choice((-1.0, r.random())):.3f}, sim = {sim:.3f}",
+            )
+            yield (
+                "I",
+                (
+                    f"srv        update:  - cache state: {self.prompts} prompts, {self.prompts * 37.2:.3f} MiB "
+                    "(limits: 8192.000 MiB, 131072 tokens, 8589934592 est)"
+                ),
             )
             for _ in range(min(self.prompts, 3)):
-                yield "I", (
-                    f"srv        update:    - prompt 0x{r.getrandbits(44):012x}: {r.randint(20, 9000):7d} tokens, "
-                    f"checkpoints: {r.randint(0, 3):2d}, {r.uniform(0.1, 300):10.3f} MiB"
+                yield (
+                    "I",
+                    (
+                        f"srv        update:    - prompt 0x{r.getrandbits(44):012x}: {r.randint(20, 9000):7d} tokens, "
+                        f"checkpoints: {r.randint(0, 3):2d}, {r.uniform(0.1, 300):10.3f} MiB"
+                    ),
                 )
             yield "I", f"srv  get_availabl: prompt cache update took {r.uniform(0.01, 0.2):.2f} ms"
             self.prompts = min(self.prompts + 1, 40)
         yield slot("launch_slot_", task, "processing task" if old else "processing task, is_child = 0")
         if old or lv4:
             key = "n_prompt_tokens" if era == "b5060" else "task.n_tokens"
-            yield slot("update_slots" if old else "operator()", task, f"new prompt, n_ctx_slot = 32768, n_keep = 0, {key} = {n_prompt}")
+            yield slot(
+                "update_slots" if old else "operator()",
+                task,
+                f"new prompt, n_ctx_slot = 32768, n_keep = 0, {key} = {n_prompt}",
+            )
         keep = min(self.cached[i], int(n_prompt * sim))
         if era == "b5060":
             yield slot("update_slots", task, f"kv cache rm [{keep}, end)")
@@ -166,28 +184,59 @@ class Server:
             yield slot("update_slots", task, f"n_tokens = {keep}, memory_seq_rm [{keep}, end)")
         if era in ("b7003", "b9700", "b11") and r.random() < 0.3:
             if r.random() < 0.5:
-                yield slot("update_slots", task, f"restored context checkpoint (pos_min = {keep}, pos_max = {keep + 7}, size = 62.813 MiB)")
-            yield slot("update_slots", task, f"created context checkpoint {r.randint(1, 32)} of 32 (pos_min = {n_prompt - 512}, pos_max = {n_prompt - 1}, size = 62.813 MiB)")
+                yield slot(
+                    "update_slots",
+                    task,
+                    f"restored context checkpoint (pos_min = {keep}, pos_max = {keep + 7}, size = 62.813 MiB)",
+                )
+            yield slot(
+                "update_slots",
+                task,
+                f"created context checkpoint {r.randint(1, 32)} of 32 (pos_min = {n_prompt - 512}, pos_max = {n_prompt - 1}, size = 62.813 MiB)",
+            )
             if r.random() < 0.2:
-                yield "W", f"slot update_slots: id {i:2d} | task {task} | erasing old context checkpoint (pos_min = 0, pos_max = 511, size = 62.813 MiB)"
+                yield (
+                    "W",
+                    f"slot update_slots: id {i:2d} | task {task} | erasing old context checkpoint (pos_min = 0, pos_max = 511, size = 62.813 MiB)",
+                )
         done_p = 0
         while n_prompt - done_p > 2048:
             done_p += 2048
             if era == "b5060":
-                yield slot("update_slots", task, f"prompt processing progress, n_past = {done_p}, n_tokens = 2048, progress = {done_p / n_prompt:.6f}")
+                yield slot(
+                    "update_slots",
+                    task,
+                    f"prompt processing progress, n_past = {done_p}, n_tokens = 2048, progress = {done_p / n_prompt:.6f}",
+                )
             elif era in ("b7003",):
-                yield slot("update_slots", task, f"prompt processing progress, n_tokens = {done_p}, batch.n_tokens = 2048, progress = {done_p / n_prompt:.6f}")
+                yield slot(
+                    "update_slots",
+                    task,
+                    f"prompt processing progress, n_tokens = {done_p}, batch.n_tokens = 2048, progress = {done_p / n_prompt:.6f}",
+                )
             elif done_p / pp > 3:
-                yield slot("print_timing", task, f"prompt processing, n_tokens = {done_p:6d}, progress = {done_p / n_prompt:.2f}, t = {done_p / pp:7.2f} s / {pp:.2f} tokens per second")
+                yield slot(
+                    "print_timing",
+                    task,
+                    f"prompt processing, n_tokens = {done_p:6d}, progress = {done_p / n_prompt:.2f}, t = {done_p / pp:7.2f} s / {pp:.2f} tokens per second",
+                )
         if era == "b5060":
             yield slot("update_slots", task, f"prompt done, n_past = {n_prompt}, n_tokens = {n_prompt - done_p}")
         elif era == "b7003":
-            yield slot("update_slots", task, f"prompt processing done, n_tokens = {n_prompt}, batch.n_tokens = {n_prompt - done_p}")
+            yield slot(
+                "update_slots",
+                task,
+                f"prompt processing done, n_tokens = {n_prompt}, batch.n_tokens = {n_prompt - done_p}",
+            )
         for g in range(100, n_gen, 100 if era == "b9700" else 130):
             if era == "b9700":
                 yield slot("print_timing", task, f"n_decoded = {g:6d}, tg = {tg:6.2f} t/s")
             elif era == "b11":
-                yield slot("print_timing", task, f"n_gen = {g:6d}, tg = {tg:6.2f} t/s, tg_3s = {tg * r.uniform(0.95, 1.05):6.2f} t/s")
+                yield slot(
+                    "print_timing",
+                    task,
+                    f"n_gen = {g:6d}, tg = {tg:6.2f} t/s, tg_3s = {tg * r.uniform(0.95, 1.05):6.2f} t/s",
+                )
         p_ms, g_ms = n_prompt / pp * 1000, n_gen / tg * 1000
         prompt_line = f"prompt eval time = {p_ms:10.2f} ms / {n_prompt:5d} tokens ({p_ms / n_prompt:8.2f} ms per token, {pp:8.2f} tokens per second)"
         eval_line = f"       eval time = {g_ms:10.2f} ms / {n_gen:5d} tokens ({g_ms / n_gen:8.2f} ms per token, {tg:8.2f} tokens per second)"
@@ -206,7 +255,11 @@ class Server:
             yield slot("print_timing", task, f"   graphs reused = {r.randint(0, n_gen):10d}")
         if self.spec:
             mean = f" , mean len = {1 + acc / max(gen_d, 1) * 3:5.2f}" if era == "b11" else ""
-            yield slot("print_timing", task, f"draft acceptance = {acc / max(gen_d, 1):.5f} ({acc:5d} accepted / {gen_d:5d} generated){mean.replace(' ,', ',')}")
+            yield slot(
+                "print_timing",
+                task,
+                f"draft acceptance = {acc / max(gen_d, 1):.5f} ({acc:5d} accepted / {gen_d:5d} generated){mean.replace(' ,', ',')}",
+            )
             stat = f"statistics draft-mtp: #calls(b,g,a) = {1:4d} {gen_d // 3:6d} {gen_d // 3:6d}, #gen drafts = {gen_d // 3:6d}, #acc drafts = {acc // 3:6d}, #gen tokens = {gen_d:6d}, #acc tokens = {acc:6d}"
             if era == "b11":
                 if lv4:
@@ -276,11 +329,7 @@ def startup(era: str, kind: str, clock: Clock) -> list[str]:
 def failures() -> list[list[str]]:
     """The real failing logs, spliced in whole (each is a crash and a restart)."""
     skip = ("healthy", "provenance")
-    return [
-        p.read_text().splitlines()
-        for p in sorted((SAMPLES / "real").glob("*.log"))
-        if not p.name.startswith(skip)
-    ]
+    return [p.read_text().splitlines() for p in sorted((SAMPLES / "real").glob("*.log")) if not p.name.startswith(skip)]
 
 
 def session(shape: str, rng: random.Random, requests: int, pool: list[list[str]], every: int) -> list[str]:

@@ -59,9 +59,7 @@ class Scanner:
         self.fed = 0
         # literals of continuation lines, and of lines another program interleaves (which do not
         # end the entry before them): either, right after a line, may extend its entry
-        self.cont_ids = frozenset(
-            i for i, ts in enumerate(self.by_id) if any(t.kind in ("cont", "bridge") for t in ts)
-        )
+        self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind in ("cont", "bridge") for t in ts))
         self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
         k = analyzer.k
         self.scalar_facts = {f.name for f in k.facts if f.type not in ("list", "count")}

@@ -79,7 +79,9 @@ def test_each_generated_style_same_with_and_without_shortcuts(knowledge, tmp_pat
     assert len(fast.runs) >= 2 and sum(r.stats["generation_tps"]["count"] for r in fast.runs) >= 800
 
 
-@pytest.mark.parametrize("shape", ["b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald"])
+@pytest.mark.parametrize(
+    "shape", ["b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald"]
+)
 def test_each_request_shape_same_with_and_without_the_fast_paths(knowledge, tmp_path: Path, shape: str) -> None:
     """bench/gen_requests.py's eras and wrappers (per-request Chat format, slot selection,
     prompt-cache and checkpoint lines, /health polling, spliced real failures): the bulk
