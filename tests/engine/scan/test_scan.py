@@ -191,3 +191,36 @@ def test_the_rare_byte_search_finds_the_first_literal(literals: list[bytes], tex
     assert m is not None
     assert any(start <= m.start() < end for start, end in found)
     assert m.start() < min(end for _, end in found)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_settled_literals_do_not_stop_the_bulk_path(knowledge, tmp_path: Path, engine: str) -> None:
+    """Liveness, not a list of line shapes: in a b9151-b9828 `-lv 4` log inside journalctl
+    short-iso, the per-request lines whose literals only feed what is settled (an era already
+    seen, a fact never printed in this era whose pattern does not match, the prompt-cache and
+    checkpoint lines) are consumed in bulk. What stops a stretch is what can still change the
+    report: here the `new prompt` line of a single-line signature, once per request."""
+    import random
+
+    from llamadiag.engine.scan import bulk
+
+    gen = _gen("gen_requests")
+    requests = 400
+    lines = gen.session("b9700-iso", random.Random(9), requests, [], 10**9)
+    path = tmp_path / "b9700-iso.log"
+    path.write_text("\n".join(lines) + "\n")
+    stops = 0
+    stretch = bulk.BulkPath.stretch
+
+    def counted(self, run, pos, base):  # type: ignore[no-untyped-def]
+        nonlocal stops
+        stops += 1
+        return stretch(self, run, pos, base)
+
+    bulk.BulkPath.stretch = counted  # type: ignore[method-assign]
+    try:
+        fast = _report(knowledge, path, engine)
+    finally:
+        bulk.BulkPath.stretch = stretch  # type: ignore[method-assign]
+    assert stops < 1.5 * requests  # a hand-written list of routine lines stopped ~6 times a request
+    assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
