@@ -1,26 +1,29 @@
-"""The bulk path: stretches of routine per-request lines handled without looking at each line.
+"""The bulk path: stretches of lines that can change nothing but statistics, consumed at once.
 
-A long log is mostly what a healthy server prints per request (progress, timings, draft
-acceptance, HTTP status: the `routine` lines of rules/formats/stats.yaml). The literals
-found in those lines are *hot*; every other literal is *cold*. While the analyzer is in a
-plain state (one stream, nothing held, no hook), the scanner hands each block to
-`stretch`, which finds the first line that needs the per-line path:
+A long log is mostly what a healthy server prints per request. Whether a line matters is not
+read from a list of line shapes but from liveness, computed from the knowledge: each literal
+feeds targets (a fact, an era fingerprint, a signature entry, a run boundary, a statistic).
 
-- a cold literal (a start line, an error, a fact of the startup block ...);
-- a line whose shape the run has not vouched for: a wrapper the run has not seen, one
-  naming another instance, a dropped line, a continuation, a JSON line, a control or
-  non-ASCII byte;
-- a match of a *live* hot target (one whose effect could still change the run: a fact not
-  yet known, an era not yet seen, a signature entry someone waits for), found with its
-  pattern loosened (`regex_rewrite.loosened`) so that no match proves no effect.
+- A literal with a target that always matters (a run start, a version line, a single-line
+  signature, a cut mark ...) always stops a stretch.
+- A literal whose targets can settle (a scalar fact once known, an era fingerprint once seen
+  or unable to narrow the build range, a later signature entry nobody waits for, an
+  exclusion once applied), or are statistics, or first entries of multi-line signatures
+  (queued), stops a stretch only while a target is live, and then only on a line where the
+  target's pattern, loosened (`regex_rewrite.loosened`), matches: no match proves no effect.
+  What is dead is skipped wherever it occurs, whatever the line shape.
+- A line of a shape the run has not vouched for stops a stretch too: a wrapper the run has
+  not seen, one naming another instance, a dropped line, a JSON line, a control or non-ASCII
+  byte; continuation lines count unless the stretch holds no signature start.
 
-Everything before that line is consumed at once: statistics by one `findall` per
-statistic over the stretch (at most one match per line, as `search` on each line would
-give), the last starts of multi-line signatures queued as the per-line path would queue
-them, and the run's line counters. The tests run every sample and generated log with and
-without this path and compare the whole reports.
+The stop finder (stops.py) looks only for the literals live in the run's state once that
+state has held for a few stretches (settled literals that are frequent in this log are left
+out of its database). Everything before the first stop is consumed at once: statistics by
+one `findall` per statistic over the stretch (at most one match per line, as `search` on
+each line would give), the last starts of multi-line signatures queued as the per-line path
+would queue them, and the run's line counters. The tests run every sample, real and
+generated log with and without this path and compare the whole reports.
 """
-
 from __future__ import annotations
 
 import re

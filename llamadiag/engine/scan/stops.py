@@ -1,15 +1,15 @@
-"""Where a stretch of routine lines ends: the first cold literal or unvouched line shape.
+"""Where a stretch of the bulk path ends: the lines holding a live literal, and unvouched shapes.
 
 The bulk path (bulk.py) asks, for a block, "from this offset, where is the next line I
 must not consume?". Two finders answer, one per scanning engine:
 
-- `HyperscanStops`: one Hyperscan pass per block over the cold literals and the shape
-  pattern (compiled with HS_FLAG_MULTILINE), cached on disk like the engine's database;
-  the answers are looked up in the sorted hits.
+- `HyperscanStops`: one Hyperscan pass per block over the literals live in the run's state
+  and one over the shape patterns (HS_FLAG_MULTILINE), both cached on disk like the
+  engine's database; the answers are looked up in the sorted hits.
 - `StdlibStops`: standard-library searches. Python's `re` tries every alternative of a
   large literal alternation at almost every position (~20 MB/s for ~340 literals), so the
-  cold literals are searched from each one's rarest byte instead: the alternation starts
-  with a handful of bytes that routine lines seldom hold, and a lookbehind checks the
+  literals are searched from each one's rarest byte instead (counted in the log's first
+  block): the alternation starts with a handful of bytes that the log seldom holds, and a lookbehind checks the
   part of the literal before it. The first hit is then never later than the first line
   holding a literal.
 """
@@ -33,7 +33,7 @@ KEEP_DATABASES = 32
 
 def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[bytes]:
     """One pattern finding every occurrence of `literals`, entered at each literal's
-    rarest byte (by `common`, byte counts of routine text): from there a trie of what
+    rarest byte (by `common`, byte counts of typical text): from there a trie of what
     follows, and at its leaves a lookbehind over the whole literal."""
     if not literals:
         return _NEVER
