@@ -17,7 +17,7 @@ feeds targets (a fact, an era fingerprint, a signature entry, a run boundary, a 
   byte; continuation lines count unless the stretch holds no signature start.
 
 The stop finder (stops.py) looks only for the literals live in the run's state once that
-state has held for a few stretches (settled literals that are frequent in this log are left
+state has held for a few stretches and into a new block (settled literals that are frequent in this log are left
 out of its database). Everything before the first stop is consumed at once: statistics by
 one `findall` per statistic over the stretch (at most one match per line, as `search` on
 each line would give), the last starts of multi-line signatures queued as the per-line path
@@ -354,8 +354,9 @@ class BulkPath:
         live = self.live_literals(run)
         found = self._finders.get((allowed, live))
         if found is None:
-            if len(self._finders) >= 64:
-                self._finders.clear()
+            if len(self._finders) >= 64 or len(self._literal_searches) >= 16:
+                self._finders.clear()  # bounded: each holds a compiled database
+                self._literal_searches = {k: v for k, v in self._literal_searches.items() if k is None}
             ids = self.stop_ids if live is None else [i for i in self.stop_ids if i not in live]
             literals: Any = self._literal_searches.get(live)
             if literals is None:
@@ -409,7 +410,8 @@ class BulkPath:
             self._settled = frozenset(i for i in self._frequent if not self._live(i, run, waiting))
             return None
         self._stable += 1
-        settled = self._stable >= STABLE_STRETCHES or self._block_index > self._version_block
+        # (a run of a few KiB, as in a log of many restarts, never gets a database of its own)
+        settled = self._stable >= STABLE_STRETCHES and self._block_index > self._version_block
         return self._settled if settled and self._settled else None
 
     def _live(self, i: int, run: Run, waiting: frozenset[tuple[int, int]]) -> bool:
