@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from llamadiag.engine.diagnose import diagnose_blocks
-from llamadiag.engine.facts import FactValue, ServerFacts
+from llamadiag.engine.facts import FactValue, ServerFacts, parse_version
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
@@ -43,6 +43,7 @@ __all__ = [
     "diagnose_text",
     "load_knowledge",
     "probe_server",
+    "version_fields",
 ]
 
 
@@ -69,6 +70,12 @@ def load_knowledge(rules: Sequence[Path] = (), *, checked: bool = True) -> Knowl
     `rules test` and `rules lint` need to show the failures).
     """
     return checked_knowledge(list(rules)) if checked else raw_knowledge(list(rules))
+
+
+def version_fields(text: str, knowledge: Knowledge) -> dict[str, str]:
+    """What a `llama-server --version` output says (build, commit, compiler ...); empty when it
+    holds no version line of any known era."""
+    return parse_version(text, knowledge.versions)
 
 
 def probe_server(url: str, *, api_key: str | None = None, allow_remote: bool = False) -> ProbeResult:

@@ -1,18 +1,15 @@
-"""The start-up cache under $XDG_CACHE_HOME/llamadiag (checked knowledge, Hyperscan
-databases). Entries are named `<kind>-<key>.<ext>` by the digest of what they were made
-from, written atomically, and only the few newest of each kind are kept."""
+"""The start-up cache (checked knowledge, Hyperscan databases) in the user cache folder
+(userdirs.cache_dir: $XDG_CACHE_HOME/llamadiag, else the OS's own). Entries are named
+`<kind>-<key>.<ext>` by the digest of what they were made from, written atomically, and only
+the few newest of each kind are kept."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+
+from llamadiag.userdirs import cache_dir
 
 KEEP = 4  # per kind: a few rule sets (--rules folders, upgrades) in alternation
-
-
-def cache_dir() -> Path:
-    """The cache folder: $XDG_CACHE_HOME/llamadiag, or ~/.cache/llamadiag."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "llamadiag"
 
 
 def read(name: str) -> bytes | None:

@@ -13,6 +13,14 @@ def esc(text: Any) -> str:
     return str(text).replace("<", "\\<")
 
 
+def link(label: Any, url: str) -> str:
+    """A markdown link whose text cannot open a tag or close the brackets, and whose address
+    cannot close the parentheses (a title such as `<arch>.context_length` stays literal)."""
+    text = esc(label).replace("[", "\\[").replace("]", "\\]")
+    target = url.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{text}]({target})"
+
+
 def fence(text: str, lang: str = "text") -> str:
     """A fenced code block that a ``` inside the text cannot close."""
     body = text.replace("```", "`\u200b``")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -14,32 +13,59 @@ from llamadiag.cli.options import (
     ApiKeyOpt,
     BuildOpt,
     CmdlineOpt,
+    Color,
+    ColorOpt,
+    ExplainFormat,
+    FailConfidence,
+    FailConfidenceOpt,
+    FailOn,
+    FailOnOpt,
     Format,
+    OutputOpt,
+    PagerOpt,
     ProgressOpt,
+    QuietOpt,
     RulesOpt,
     ServerOpt,
     VersionOpt,
     diagnose_source,
-    end_with_input_error,
+    err,
+    fails,
     load,
-    redactor_for,
+    paged,
     report_rule_errors,
+    terminal,
 )
-from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.cli.writers import ReportWriter, console_on, destination, write_facts, write_to
+from llamadiag.render.terminal import safe
 
 
 def explain(
-    source: Annotated[str, typer.Argument(help="Log file (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin.")],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.rich,
+    sources: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="LOG",
+            help="Log files (plain, gz, zst, xz, bz2; UTF-8 or UTF-16), or - for stdin; each is diagnosed on its own.",
+        ),
+    ],
+    fmt: Annotated[
+        ExplainFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="Output format: rich (the view), json, markdown (a ticket reply), jsonl (one finding per line), "
+            "sarif (SARIF 2.1.0, one run per log), github (GitHub Actions annotations).",
+        ),
+    ] = ExplainFormat.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity.")
-    ] = Severity.error,
+    fail_on: FailOnOpt = FailOn.error,
+    fail_confidence: FailConfidenceOpt = FailConfidence.possible,
     why: Annotated[bool, typer.Option("--why", help="Show each condition and the rules that were ruled out.")] = False,
     no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in json/markdown.")
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names (every format but rich).")
     ] = False,
     unmatched: Annotated[
         bool, typer.Option("--unmatched", help="Also list warning/error lines no rule explains, as templates.")
@@ -49,42 +75,53 @@ def explain(
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
     allow_remote: AllowRemoteOpt = False,
+    quiet: QuietOpt = False,
+    color: ColorOpt = Color.auto,
+    pager: PagerOpt = True,
 ) -> None:
-    """Diagnose a llama-server log: what failed, why, the fix and how to verify it."""
+    """Diagnose llama-server logs: what failed, why, the fix and how to verify it. The exit status
+    is the worst of the logs: 2 for one that cannot be read, 1 for a finding at --fail-on."""
     k = load(rules)
     live, origin = _live(server, api_key, allow_remote)
-    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
-    report = diagnosis.report
-    report.notes[:0] = origin
-    worst = max((Severity(f.severity).rank for f in report.findings), default=-1)
-    if fmt is Format.json:  # shareable: redacted unless asked not to (the terminal shows everything)
-        from llamadiag.render.json import write_report_json
-
-        write_report_json(report, redactor_for(no_redact), why, sys.stdout)
-    elif fmt is Format.markdown:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.markdown import report_markdown
-
-        report, redaction = redact_report(report, redactor_for(no_redact))
-        typer.echo(report_markdown(report, redaction.line()), nl=False)
-    else:
-        from llamadiag.render.terminal import print_report
-
-        print_report(Console(highlight=False), report, why)
-    broken = report_rule_errors(k)
-    end_with_input_error(diagnosis)
-    if broken:
-        raise typer.Exit(2)
-    raise typer.Exit(1 if worst >= fail_on.rank else 0)
+    status = 0
+    view = fmt is ExplainFormat.rich and not quiet
+    with destination(output) as out:
+        console = terminal(color) if output is None else console_on(out)
+        with paged(console, pager and view and output is None) as console:
+            writer = ReportWriter(fmt, why, no_redact, out, console)
+            for source in sources:
+                try:
+                    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
+                except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
+                    status = max(status, exc.exit_code)
+                    continue
+                report = diagnosis.report
+                report.notes[:0] = origin
+                failed = fails(report.findings, fail_on, fail_confidence)  # before a renderer reshapes the report
+                if not quiet:
+                    writer.add(report)
+                if diagnosis.input_error:
+                    err.print(safe(f"llamadiag: {diagnosis.input_error}"))
+                    status = 2
+                elif failed:
+                    status = max(status, 1)
+            if not quiet:
+                writer.close()
+    if report_rule_errors(k):
+        status = 2
+    raise typer.Exit(status)
 
 
 def facts(
     source: Annotated[str, typer.Argument(help="Log file or - for stdin.")],
-    fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format: rich, json or markdown.")] = Format.rich,
+    output: OutputOpt = None,
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    no_redact: Annotated[bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json.")] = False,
+    no_redact: Annotated[
+        bool, typer.Option("--no-redact", help="Keep paths, addresses and keys in json and markdown.")
+    ] = False,
     rules: RulesOpt = None,
     server: ServerOpt = None,
     api_key: ApiKeyOpt = None,
@@ -95,16 +132,7 @@ def facts(
     live, origin = _live(server, api_key, allow_remote)
     report = diagnose_source(k, source, cmdline, version_text, build, server_facts=live).report
     report.notes[:0] = origin
-    if fmt is Format.json:
-        from llamadiag.features.redact import redact_report
-        from llamadiag.render.json import runs_json
-
-        report, _ = redact_report(report, redactor_for(no_redact))
-        typer.echo(runs_json(report))
-        raise typer.Exit(0)
-    from llamadiag.render.terminal import print_facts
-
-    print_facts(Console(highlight=False), report)
+    write_to(output, lambda out: write_facts(report, fmt, no_redact, out))
 
 
 def _live(server: str | None, api_key: str | None, allow_remote: bool) -> tuple[ServerFacts | None, list[str]]:
@@ -124,25 +152,26 @@ def compare(
     after: Annotated[str, typer.Argument(help="Log from after the fix.")],
     fmt: Annotated[Format, typer.Option("--format", "-f")] = Format.rich,
     fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
-    ] = Severity.error,
+        FailOn, typer.Option("--fail-on", help="Exit 1 when AFTER has a new finding of at least this severity.")
+    ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
-    """Compare two logs: throughput, draft acceptance, errors, whether each finding is gone, and
-    which failures are new in AFTER. Exit 1 when a finding of BEFORE is not fixed or AFTER has a
-    new one at or above --fail-on."""
-    from llamadiag.features.compare import compare as run_compare
-    from llamadiag.features.compare import new_in_after
-    from llamadiag.render.compare import compare_json, print_compare
+    """Compare two logs: throughput (median and p90: a loss, or a gain too large to trust), draft
+    acceptance, errors, whether each finding is gone, and which failures are new in AFTER. Exit 1
+    when a finding of BEFORE is not fixed or AFTER has a new one at or above --fail-on."""
+    from llamadiag import __version__
+    from llamadiag.features.compare import compare_logs
+    from llamadiag.render.compare import compare_json, compare_markdown, print_compare
 
     k = load(rules)
     rb = diagnose_source(k, before, None, None, None).report
     ra = diagnose_source(k, after, None, None, None).report
-    verdicts = run_compare(k, rb, ra, after)
-    new = new_in_after(rb, ra)
+    c = compare_logs(k, rb, ra, after)
     if fmt is Format.json:
-        typer.echo(compare_json(rb, ra, verdicts, new))
+        typer.echo(compare_json(c))
+    elif fmt is Format.markdown:
+        typer.echo(compare_markdown(c, f"llamadiag {__version__}, rules {k.digest}"), nl=False)
     else:
-        print_compare(Console(highlight=False), rb, ra, verdicts, new)
-    broken = any(Severity(f.severity).rank >= fail_on.rank for f in new)
-    raise typer.Exit(0 if all(v.fixed for v in verdicts) and not broken else 1)
+        print_compare(Console(highlight=False), c)
+    broken = fails(c.new, fail_on, FailConfidence.possible)
+    raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not broken else 1)

@@ -1,7 +1,9 @@
 """`llamadiag lookup` and `llamadiag report`: the support desk's commands.
 
 lookup exits 0 when something matched, 1 when nothing did, 2 for input it cannot read.
-report exits 0 when it wrote a draft, 2 for input it cannot read. Shareable formats
+report exits 0 when it wrote a draft, 1 when it did not because a rule already explains the
+failure (it names the rule), 3 when it did not because there is nothing to report (no error
+line, or an empty log), 2 for input it cannot read. Shareable formats
 (json, markdown, and every bug-report draft) are redacted unless --no-redact.
 """
 
@@ -18,6 +20,7 @@ from llamadiag import __version__
 from llamadiag.cli.options import (
     BuildOpt,
     CmdlineOpt,
+    DraftFormat,
     Format,
     NoRedactOpt,
     RulesOpt,
@@ -68,7 +71,7 @@ def lookup(
             print_lookup(Console(highlight=False), resp)
     else:
         redactor = redactor_for(no_redact)
-        redactor.learn([text, cmdline or ""])
+        redactor.learn_input([text, cmdline or ""])  # a value the rule text quotes gets its stand-in
         resp = redactor.model(resp)
         summary = redactor.summary()
         if fmt is Format.json:
@@ -87,22 +90,35 @@ def report(
     cmdline: CmdlineOpt = None,
     version_text: VersionOpt = None,
     build: BuildOpt = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="markdown (default) or json.")] = Format.markdown,
+    fmt: Annotated[
+        DraftFormat, typer.Option("--format", "-f", help="markdown (default, for the issue form) or json.")
+    ] = DraftFormat.markdown,
+    force: Annotated[
+        bool, typer.Option("--force", help="Draft even when a rule explains the failure or no error line shows.")
+    ] = False,
     no_redact: NoRedactOpt = False,
     rules: RulesOpt = None,
 ) -> None:
-    """Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains."""
-    from llamadiag.features.bugreport import draft_report
+    """Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains.
+
+    Exit 0: a draft was written; 1: no draft, a rule already explains the failure (run explain);
+    3: no draft, nothing to report (no error line, or an empty log); 2: unreadable input."""
+    from llamadiag.features.bugreport import draft_report, no_draft
     from llamadiag.render.markdown import draft_markdown
 
     k = load(rules)
     diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched=True)
     rep = diagnosis.report
     templates, rep.unmatched = rep.unmatched, []  # the draft lists them itself
-    draft = draft_report(rep, templates, redactor_for(no_redact))
-    if fmt is Format.json:
-        typer.echo(draft.model_dump_json(indent=2))
+    refusal = None if force else no_draft(rep, templates, source)
+    if refusal is not None:
+        if fmt is DraftFormat.json:  # shareable: the path given may hold a user name
+            shown = no_draft(rep, templates, redactor_for(no_redact).text(source)) or refusal
+            typer.echo(shown.model_dump_json(indent=2))
+        err.print(safe(f"llamadiag: {refusal.message}"))
+    elif fmt is DraftFormat.json:
+        typer.echo(draft_report(rep, templates, redactor_for(no_redact)).model_dump_json(indent=2))
     else:
-        typer.echo(draft_markdown(draft), nl=False)
+        typer.echo(draft_markdown(draft_report(rep, templates, redactor_for(no_redact))), nl=False)
     end_with_input_error(diagnosis)
-    raise typer.Exit(0)
+    raise typer.Exit(0 if refusal is None else 1 if refusal.reason == "explained" else 3)

@@ -6,10 +6,14 @@ or rule-loading error (ruff/semgrep convention; the reverse of grep's).
 
 from __future__ import annotations
 
+import io
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -25,12 +29,96 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class Format(str, Enum):
-    """The output formats of explain, facts, compare, lookup and report."""
+    """The output formats of facts, compare and lookup (explain has more, report fewer)."""
 
     rich = "rich"
     json = "json"
     markdown = "markdown"
 
+
+class ExplainFormat(str, Enum):
+    """The output formats of explain: the view, the JSON contract, a ticket reply, and what CI
+    and editors read (one finding per JSON line, SARIF 2.1.0, GitHub workflow annotations)."""
+
+    rich = "rich"
+    json = "json"
+    markdown = "markdown"
+    jsonl = "jsonl"
+    sarif = "sarif"
+    github = "github"
+
+
+class ViewFormat(str, Enum):
+    """The output formats of probe: its view and its JSON (no markdown: nothing to share there)."""
+
+    rich = "rich"
+    json = "json"
+
+
+class DraftFormat(str, Enum):
+    """The output formats of a bug-report draft (markdown is what the issue form takes)."""
+
+    markdown = "markdown"
+    json = "json"
+
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write the output to FILE instead of standard output (replaced in one step, never half-written).",
+    ),
+]
+
+
+class FailOn(str, Enum):
+    """`--fail-on`: the least severity that makes the exit status 1; none: never."""
+
+    none = "none"
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+
+class FailConfidence(str, Enum):
+    """`--fail-confidence`: the least confidence a finding needs to set the exit status."""
+
+    possible = "possible"
+    likely = "likely"
+    confirmed = "confirmed"  # and regression: a confirmed failure in a build past its fix
+
+
+class Color(str, Enum):
+    """`--color`: auto follows the terminal and NO_COLOR / FORCE_COLOR."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2, "critical": 3}
+CONFIDENCE_RANK = {"possible": 0, "likely": 1, "confirmed": 2, "regression": 2}
+
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option("--fail-on", help="Exit 1 when a finding has at least this severity (none: never)."),
+]
+FailConfidenceOpt = Annotated[
+    FailConfidence,
+    typer.Option(
+        "--fail-confidence", help="Only findings at least this sure set exit 1 (confirmed includes regression)."
+    ),
+]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but errors; the exit status tells.")]
+ColorOpt = Annotated[
+    Color, typer.Option("--color", help="Colour in the terminal view (auto honours NO_COLOR and FORCE_COLOR).")
+]
+PagerOpt = Annotated[
+    bool, typer.Option("--pager/--no-pager", help="Page a long terminal view (only when stdout is a terminal).")
+]
 
 RulesOpt = Annotated[
     list[Path] | None, typer.Option("--rules", help="Extra rule folder (repeatable); overrides shipped rules by id.")
@@ -38,8 +126,51 @@ RulesOpt = Annotated[
 CmdlineOpt = Annotated[
     str | None, typer.Option("--cmdline", help="The llama-server command line, when the log lacks it.")
 ]
-VersionOpt = Annotated[str | None, typer.Option("--version-text", help="Output of `llama-server --version`.")]
-BuildOpt = Annotated[int | None, typer.Option("--build", help="The build number (bNNNN), when nothing else gives it.")]
+
+
+def build_number(value: str | int) -> int:
+    """`--build`: 11503 or b11503 (as `llama-server --version` and the release tags say it)."""
+    text = str(value).strip()
+    digits = text[1:] if text[:1] in ("b", "B") else text
+    if not (digits.isascii() and digits.isdigit()) or int(digits) < 1:
+        raise typer.BadParameter(f"{value!r} is not a build number; give it as 11503 or b11503")
+    return int(digits)
+
+
+def version_text(value: str) -> str:
+    """`--version-text`: the output of `llama-server --version`, or a file holding it. A file
+    that exists but cannot be read is an error, not text."""
+    path = Path(value)
+    try:
+        exists = "\n" not in value and path.exists()
+    except (OSError, ValueError):  # a name too long for a path: text
+        exists = False
+    if not exists:
+        return value
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise typer.BadParameter(f"cannot read {value}: {exc.strerror or exc}") from exc
+
+
+VersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--version-text",
+        parser=version_text,
+        metavar="TEXT|FILE",
+        help="Output of `llama-server --version`, or a file holding it.",
+    ),
+]
+BuildOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--build",
+        parser=build_number,
+        metavar="bNNNN",
+        help="The build number (b11503 or 11503), when nothing else gives it.",
+    ),
+]
 ProgressOpt = Annotated[
     bool, typer.Option("--progress/--no-progress", help="Progress bar on stderr for large files (terminal only).")
 ]
@@ -112,6 +243,13 @@ def diagnose_source(
     `server_facts` are what a live server said (`--server`)."""
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
+    if version_text and not api.version_fields(version_text, k):
+        err.print(
+            safe(
+                "llamadiag: warning: --version-text holds no llama-server version line (expected the output of "
+                "`llama-server --version`, e.g. 'version: 11503 (abc1234)', or a file holding it); not used"
+            )
+        )
     try:
         with progress.bar(source, progress.wanted(source, show_progress)) as update:
             return api.diagnose(
@@ -133,3 +271,51 @@ def end_with_input_error(diagnosis: api.Diagnosis) -> None:
     if diagnosis.input_error:
         err.print(safe(f"llamadiag: {diagnosis.input_error}"))
         raise typer.Exit(2)
+
+
+def fails(findings: list[Any], fail_on: FailOn, fail_confidence: FailConfidence) -> bool:
+    """Whether the findings set exit status 1: one at or above both thresholds."""
+    if fail_on is FailOn.none:
+        return False
+    least, sure = SEVERITY_RANK[fail_on.value], CONFIDENCE_RANK[fail_confidence.value]
+    return any(
+        SEVERITY_RANK.get(f.severity, 0) >= least and CONFIDENCE_RANK.get(f.confidence, 0) >= sure for f in findings
+    )
+
+
+def terminal(color: Color) -> Console:
+    """The console of a terminal view; never: no escape sequence at all."""
+    if color is Color.always:
+        return Console(highlight=False, force_terminal=True)
+    if color is Color.never:
+        return Console(highlight=False, color_system=None)
+    return Console(highlight=False)  # rich itself honours NO_COLOR and FORCE_COLOR
+
+
+@contextmanager
+def paged(console: Console, pager: bool) -> Iterator[Console]:
+    """A console whose output goes through a pager ($MANPAGER, $PAGER, else less -R; pydoc's
+    choice) when stdin and stdout are a terminal and the output is taller than the terminal;
+    otherwise `console` itself."""
+    if not (pager and console.is_terminal and sys.stdout.isatty() and sys.stdin.isatty()):
+        yield console
+        return
+    import pydoc
+
+    buffer = io.StringIO()
+    system = console.color_system
+    yield Console(
+        file=buffer,
+        highlight=False,
+        width=console.width,
+        force_terminal=True,
+        color_system=system,  # type: ignore[arg-type]  # the same names rich reports
+        no_color=console.no_color,
+    )
+    text = buffer.getvalue()
+    if text.count("\n") < console.height:
+        console.file.write(text)
+        console.file.flush()
+        return
+    os.environ.setdefault("LESS", "-R")  # less shows the colours instead of their escape codes
+    pydoc.pager(text)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from llamadiag.cli.options import AllowRemoteOpt, ApiKeyOpt, Format, NoRedactOpt, fail, redactor_for
+from llamadiag.cli.options import AllowRemoteOpt, ApiKeyOpt, NoRedactOpt, ViewFormat, fail, redactor_for
 
 if TYPE_CHECKING:
     from llamadiag.source.probe import ProbeResult
@@ -26,7 +26,7 @@ def probe_server(url: str, api_key: str | None, allow_remote: bool) -> ProbeResu
 
 def probe_cmd(
     url: Annotated[str, typer.Argument(help="The server, e.g. http://127.0.0.1:8080 (http:// and :8080 assumed).")],
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (rich or json).")] = Format.rich,
+    fmt: Annotated[ViewFormat, typer.Option("--format", "-f", help="Output format (rich or json).")] = ViewFormat.rich,
     api_key: ApiKeyOpt = None,
     allow_remote: AllowRemoteOpt = False,
     no_redact: NoRedactOpt = False,
@@ -35,10 +35,8 @@ def probe_cmd(
 
     Never sends a prompt; bounded time-outs; loopback only unless --allow-remote.
     """
-    if fmt is Format.markdown:
-        raise fail("probe: --format markdown is not available; use rich or json")
     result = probe_server(url, api_key, allow_remote)
-    if fmt is Format.json:
+    if fmt is ViewFormat.json:
         from llamadiag.render.probe import probe_json
 
         redactor = redactor_for(no_redact)

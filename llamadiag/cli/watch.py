@@ -21,8 +21,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from llamadiag.cli.options import CmdlineOpt, RulesOpt, fail, load, redactor_for, report_rule_errors
-from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.cli.options import (
+    SEVERITY_RANK,
+    CmdlineOpt,
+    FailOn,
+    RulesOpt,
+    fail,
+    load,
+    redactor_for,
+    report_rule_errors,
+)
 
 if TYPE_CHECKING:  # the watch machinery is imported when `watch` runs: other commands start faster
     from llamadiag.features.watch.watcher import Watcher
@@ -35,10 +43,13 @@ DRAIN_WAIT = 2.0  # seconds: after a signal, how long the rest of the input (a l
 
 
 class WatchFormat(str, Enum):
-    """Output formats of `llamadiag watch`: a live terminal view or one JSON object per line."""
+    """Output formats of `llamadiag watch`: a live terminal view, one JSON object per event
+    (json is jsonl: a stream has no single document), or one plain line per event."""
 
     rich = "rich"
+    json = "json"
     jsonl = "jsonl"
+    compact = "compact"
 
 
 class _Stopper:
@@ -135,31 +146,44 @@ def _drain(pump: InputPump, watcher: Watcher, wait: float) -> End | None:
 
 def _sink(fmt: WatchFormat, console: Console, no_redact: bool) -> JsonlSink | RichSink:
     from llamadiag.render.watch import JsonlSink, RichSink, StreamRedactor
+    from llamadiag.render.watch_compact import CompactSink
 
     if fmt is WatchFormat.rich:
         return RichSink(console)
-
-    return JsonlSink(sys.stdout, redactor_for(True) if no_redact else StreamRedactor())
+    redactor = redactor_for(True) if no_redact else StreamRedactor()
+    if fmt is WatchFormat.compact:
+        return CompactSink(sys.stdout, redactor)
+    return JsonlSink(sys.stdout, redactor)
 
 
 def watch(
     source: Annotated[str, typer.Argument(help="Log file, or - for stdin (the default).")] = "-",
+    # no -f for the format: -f means follow in tail, journalctl, docker and kubectl
     fmt: Annotated[
-        WatchFormat, typer.Option("--format", "-f", help="rich: a live view; jsonl: one JSON event per line.")
+        WatchFormat,
+        typer.Option(
+            "--format",
+            help="rich: a live view; json or jsonl: one JSON event per line; compact: one plain line per event "
+            "(journald, syslog).",
+        ),
     ] = WatchFormat.rich,
     follow: Annotated[
-        bool, typer.Option("--follow", "-F", help="Keep reading the file as it grows, across rotation and truncation.")
+        bool,
+        typer.Option(
+            "--follow", "-f", "-F", help="Keep reading the file as it grows, across rotation and truncation (tail -F)."
+        ),
     ] = False,
     repeat_interval: Annotated[
         float, typer.Option("--repeat-interval", help="Summarise repeats of a cause at most this often (seconds).")
     ] = 60.0,
     cmdline: CmdlineOpt = None,
     no_redact: Annotated[
-        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in jsonl.")
+        bool, typer.Option("--no-redact", help="Keep keys, prompts, addresses and user names in jsonl/compact.")
     ] = False,
     fail_on: Annotated[
-        Severity, typer.Option("--fail-on", help="At the end of the input, exit 1 when a finding has this severity.")
-    ] = Severity.error,
+        FailOn,
+        typer.Option("--fail-on", help="At the end of the input, exit 1 for a finding of this severity (none: never)."),
+    ] = FailOn.error,
     rules: RulesOpt = None,
 ) -> None:
     """Watch a live log: report each finding as its evidence completes, once per cause and run."""
@@ -172,6 +196,9 @@ def watch(
 
     if follow and source == "-":
         raise fail("--follow needs a file name (a pipe is read to its end anyway)")
+    if follow and source in WatchFormat.__members__ and not os.path.exists(source):
+        # `watch -f jsonl` from before -f meant follow: without this it would wait for a file "jsonl"
+        raise fail(f"-f is --follow (as in tail -f); for the output format use --format {source}")
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in (journalctl -f ... | llamadiag watch -)")
     k = load(rules)
@@ -214,4 +241,4 @@ def watch(
         _die_by(stopper.signum)
     if broken or (end is not None and end.error):
         raise typer.Exit(2)
-    raise typer.Exit(1 if watcher.worst >= fail_on.rank else 0)
+    raise typer.Exit(1 if fail_on is not FailOn.none and watcher.worst >= SEVERITY_RANK[fail_on.value] else 0)

@@ -15,6 +15,7 @@ from llamadiag.features.lookup.service import LookupResponse
 from llamadiag.features.lookup.service import lookup as run_lookup
 from llamadiag.features.redact import RedactionSummary, Redactor, redact_report
 from llamadiag.knowledge.loader import Knowledge
+from llamadiag.render.json import redacted_report_data
 from llamadiag.render.lookup import lookup_markdown
 
 
@@ -27,8 +28,7 @@ class Redacted:
 
     def json(self) -> str:
         """The same JSON as `llamadiag explain --format json`: the report and what was redacted."""
-        data = json.loads(self.report.model_dump_json(exclude={"ruled_out"}))
-        return json.dumps(data | {"redaction": self.summary.model_dump()}, indent=2)
+        return json.dumps(redacted_report_data(self.report, self.summary), indent=2)
 
 
 @dataclass
@@ -60,7 +60,7 @@ def lookup(k: Knowledge, query: str, build: int | None = None, cmdline: str | No
     """Look up a pasted query and return the redacted response and its markdown."""
     response = run_lookup(k, query, build=build, cmdline=cmdline)
     redactor = Redactor()
-    redactor.learn([query, cmdline or ""])  # a key in the pasted command line is masked wherever it recurs
+    redactor.learn_input([query, cmdline or ""])  # a key or host of the paste is masked wherever it recurs
     clean, summary = redactor.model(response), redactor.summary()
     versions = f"llamadiag {__version__}, rules {k.digest}"
     return Looked(clean, summary, lookup_markdown(clean, versions, summary.line()))

@@ -16,12 +16,12 @@ from llamadiag.engine.cmdline import FlagTable, ParsedFlags
 from llamadiag.engine.envelope import EnvelopeParser, Line
 from llamadiag.engine.facts import FactState, FactValue, ServerFacts
 from llamadiag.engine.findings import FactUse, Finding, Report, RuledOut, RunOut, facts_for_output
+from llamadiag.engine.grouping import Summary, combine, finish, one_run
 from llamadiag.engine.literals import Target, index_for
 from llamadiag.engine.matcher import Match, SignatureMatcher
 from llamadiag.engine.ranking import apply_supersedes, rank_findings
 from llamadiag.engine.reasoning import RuleHits, assess
 from llamadiag.engine.run import Run, Stream, compact
-from llamadiag.engine.runpack import RunPacker
 from llamadiag.engine.scan.scanner import Scanner
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.patterns import compile_pattern
@@ -58,8 +58,12 @@ class Analyzer:
         self.envelope = EnvelopeParser(knowledge.envelope)
         self.index = index_for(knowledge)
         self.scanner = Scanner(self, engine)
-        self.packer = RunPacker(knowledge, [FactState(knowledge.facts).defs])
-        self.runs: list[Run] = []
+        self.runs: list[Run] = []  # runs not yet folded into `summary`: the current run of each instance
+        # an ended run is assessed and folded into the grouped summary at once (memory flat in
+        # the number of runs); False keeps every run until report() (the same report, for tests)
+        self.fold_runs = True
+        self.summary = Summary()
+        self.instances: set[str | None] = set()  # instances of every run, folded or not
         self.streams: dict[str | None, Stream] = {}
         self.held: Line | None = None
         self.held_targets: Sequence[Target] | None = None
@@ -200,6 +204,7 @@ class Analyzer:
     def _new_run(self, instance: str | None, first_line: int) -> Run:
         run = Run(self.run_count, instance, first_line, FactState(self.k.facts))
         self.run_count += 1
+        self.instances.add(instance)
         self.runs.append(run)
         return run
 
@@ -223,8 +228,8 @@ class Analyzer:
             if stream.run.has_start and stream.run.since_start > 0:
                 first = stream.preamble[0][0].number if stream.preamble else line.number
                 compact(stream.run)
-                if self.on_matches is None and self.on_entry is None:  # (watch drops ended runs itself)
-                    self.packer.pack(stream.run)
+                if self.on_matches is None and self.fold_runs:  # (watch drops ended runs itself)
+                    self.fold(stream.run)
                 stream.run = self._new_run(line.instance, first)
             stream.run.has_start = True
         pending, stream.preamble = stream.preamble, []
@@ -356,7 +361,7 @@ class Analyzer:
             return None
         instance = run.instance
         if instance not in self.server_facts:
-            if None not in self.server_facts or any(r.instance is None for r in self.runs):
+            if None not in self.server_facts or None in self.instances:
                 return None
             if run is not self.runs[-1]:
                 return None
@@ -378,9 +383,12 @@ class Analyzer:
                 differ.append(f"{name} ({have.value} in the log, {told.value} from {told.source})")
         return differ
 
-    def assess_run(self, run: Run, rule_indices: Iterable[int] | None = None) -> tuple[list[Finding], list[RuledOut]]:
+    def assess_run(
+        self, run: Run, rule_indices: Iterable[int] | None = None, facts: dict[str, FactValue] | None = None
+    ) -> tuple[list[Finding], list[RuledOut]]:
         """Evaluate a run's rules (those hit, or `rule_indices`): findings and the rules ruled out."""
-        facts = self.run_facts(run)
+        if facts is None:
+            facts = self.run_facts(run)
         findings: list[Finding] = []
         ruled_out: list[RuledOut] = []
         for rule_i in sorted(rule_indices if rule_indices is not None else run.hits):
@@ -396,14 +404,16 @@ class Analyzer:
                 self.k.envelope.elision_question,
             )
             if isinstance(result, Finding):
+                result.source_file = self.k.rules[rule_i].source_file()
                 findings.append(result)
             else:
                 ruled_out.append(result)
         return apply_supersedes(findings, self.k), ruled_out
 
-    def run_out(self, run: Run) -> RunOut:
+    def run_out(self, run: Run, facts: dict[str, FactValue] | None = None) -> RunOut:
         """A run as the JSON contract shows it: facts with their source lines, statistics."""
-        facts = self.run_facts(run)
+        if facts is None:
+            facts = self.run_facts(run)
         return RunOut(
             index=run.index,
             instance=run.instance,
@@ -415,12 +425,23 @@ class Analyzer:
             stats=run.stats.summary(),
         )
 
+    def fold(self, run: Run) -> None:
+        """Assess an ended run and fold it into the grouped summary; the run itself is let go."""
+        self.summary = combine(self.summary, self.run_summary(run))
+        self.retire(run)
+
+    def run_summary(self, run: Run, facts: dict[str, FactValue] | None = None) -> Summary:
+        """One run assessed: its entry, findings and ruled-out rules as a summary to combine."""
+        if facts is None:
+            facts = self.run_facts(run)
+        findings, ruled = self.assess_run(run, facts=facts)
+        build = facts.get("build")
+        number = build.value if build is not None and isinstance(build.value, int) else None
+        return one_run(self.run_out(run, facts), findings, ruled, number)
+
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
         """Flush held input and evaluate every rule on every run: the complete report."""
         self.flush()
-        runs_out: list[RunOut] = []
-        findings: list[Finding] = []
-        ruled: list[RuledOut] = []
         if not self.runs and (
             self.line_number or self.cli_flags or self.version_text or self.build or self.server_facts
         ):
@@ -428,14 +449,13 @@ class Analyzer:
             run.last_line = self.line_number
         notes = list(notes or [])
         merged = 0
+        summary = self.summary  # the runs folded as they ended; the runs still open are added here
         for run in self.runs:
-            packed = run.packed is not None
-            self.packer.unpack(run)
-            runs_out.append(self.run_out(run))
+            facts = self.run_facts(run)
+            summary = combine(summary, self.run_summary(run, facts))
             live = self.live_facts(run) if self.server_facts else None
             if live is not None:
                 merged += 1
-                facts = self.run_facts(run)
                 sources = {v.source for v in live.values()}
                 used = sorted(k for k, v in facts.items() if v.source in sources and k in live)
                 notes.append(
@@ -452,18 +472,15 @@ class Analyzer:
                         + ("; ..." if len(differ) > 6 else "")
                         + ": the log's values are used (the server may have been restarted since)"
                     )
-            f, r = self.assess_run(run)
-            findings.extend(f)
-            ruled.extend(r)
-            if packed:
-                self.packer.pack(run)
         if self.server_facts and not merged:
             notes.append("the live server's facts fit no run of the log (its instances differ)")
+        runs_out, findings, ruled = finish(summary)
         return Report(
             version=__version__,
             rules_version=self.k.digest,
             input=input_info or {},
             runs=runs_out,
+            run_count=summary.run_count,
             findings=rank_findings(findings),
             ruled_out=ruled,
             notes=notes,

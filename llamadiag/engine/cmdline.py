@@ -15,6 +15,15 @@ from dataclasses import dataclass, field
 from llamadiag.knowledge.formatmodel import Flag, Flags
 
 ENV_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
+# A shell prompt in front of a pasted command: `$ `, `# `, `> `, `user@host:~/dir$ `,
+# `[user@host dir]$ `, `root@box:/app# `, `me@box ~ % `, each maybe behind `(venv) `;
+# PowerShell's `PS C:\dir> ` and cmd's `C:\dir>` (no space in it: `... > out.txt` is a redirection).
+# Bounded repeats only (pasted text is untrusted).
+PROMPT = re.compile(
+    r"^\s*(?:\([\w.-]{1,64}\)\s+)?"
+    r"(?:PS [^>\n]{0,256}>\s*|[A-Za-z]:\\[^>\s]{0,256}>"
+    r"|(?:\[?[\w.-]{1,64}@[\w.-]{1,253}(?:[: ][^\s$#%>\]]{0,256})?\]?\s?)?[$#%>]\s+)"
+)
 
 
 @dataclass
@@ -54,7 +63,8 @@ class FlagTable:
 
     def parse(self, text: str) -> ParsedFlags:
         """Parse a command line (with environment variables and docker arguments) into flag values."""
-        out = ParsedFlags(text=text.strip())
+        text = strip_prompt(text)
+        out = ParsedFlags(text=text)
         tokens = _tokens(text)
         start = self._program_index(tokens)
         for token in tokens[:start]:
@@ -105,10 +115,14 @@ class FlagTable:
         return len(tokens)
 
 
+def strip_prompt(text: str) -> str:
+    """The command without the shell prompt it was pasted with (`user@host:~$ `, `(venv) $ `, `PS C:\\> `)."""
+    return PROMPT.sub("", text.strip(), count=1)
+
+
 def _tokens(text: str) -> list[str]:
     text = re.sub(r"\\\r?\n", " ", text)  # shell line continuations
     text = re.sub(r"`\r?\n", " ", text)  # PowerShell continuations
-    text = re.sub(r"^\s*(?:\$|#|PS [^>]*>)\s+", "", text.strip())
     windows = bool(re.search(r"[A-Za-z]:\\|\.exe\b", text))
     try:
         tokens = shlex.split(text, posix=not windows)

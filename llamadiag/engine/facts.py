@@ -249,7 +249,9 @@ class FactState:
             if reason:
                 out["version_problem"] = FactValue(reason, line, source)
         if self.era_min is not None or self.era_max is not None:
-            names = ", ".join(n for n, _ in self.era_evidence[:3])
+            # by name, not by order seen: the same log shape gives the same value in every run
+            # (the scanner may count a line of a run's first entries before the run starts)
+            names = ", ".join(sorted(n for n, _ in self.era_evidence)[:3])
             if self.era_min is not None and self.era_max is not None and self.era_min > self.era_max:
                 out["era"] = FactValue(f"contradictory fingerprints ({names}): a fork or a mixed log", None, "era")
             else:

@@ -24,6 +24,9 @@ class Evidence(BaseModel):
 
     line: int
     text: str
+    time: float | None = Field(
+        default=None, description="Seconds since the server started, from llama's log prefix, where the log has it."
+    )
 
 
 class FactUse(BaseModel):
@@ -82,6 +85,53 @@ class ConditionOut(BaseModel):
     status: str  # true | false | unknown
 
 
+class RunSeen(BaseModel):
+    """One run a grouped finding was seen in: where, how often, and the build it ran."""
+
+    run: int
+    first_line: int
+    last_line: int
+    count: int = 1
+    build: int | None = None
+
+
+class Seen(BaseModel):
+    """Where one cause was seen across runs: a crash loop repeats the same failure in every run,
+    and its finding is shown once with this summary (engine/grouping.py builds it)."""
+
+    runs: int = 1
+    first_run: int
+    last_run: int
+    first_time: float | None = None
+    last_time: float | None = None
+    builds: list[int] = Field(default_factory=list, description="Distinct known builds of those runs (at most 16).")
+    unknown_build_runs: int = 0
+    examples: list[RunSeen] = Field(
+        default_factory=list, description="The first and the last runs it was seen in (at most 3 of each)."
+    )
+    last_evidence: list[Evidence] = Field(
+        default_factory=list, description="The evidence of the last run it was seen in, when that is not the first."
+    )
+
+    def sentence(self) -> str:
+        """`seen in 40 runs (0-39): lines 5-9, 20-24, 35-39, ..., 587-591; build b5060` and the times."""
+        spans = [
+            f"{e.first_line}-{e.last_line}" if e.last_line != e.first_line else str(e.first_line) for e in self.examples
+        ]
+        if self.runs > len(self.examples):
+            spans.insert(len(spans) // 2, "...")
+        text = f"seen in {self.runs} runs ({self.first_run}-{self.last_run}): lines {', '.join(spans)}"
+        if self.builds:
+            text += "; build" + ("s " if len(self.builds) > 1 else " ") + ", ".join(f"b{b}" for b in self.builds)
+            if self.unknown_build_runs:
+                text += f" ({self.unknown_build_runs} run(s) of unknown build)"
+        else:
+            text += "; build unknown"
+        if self.first_time is not None and self.last_time is not None:
+            text += f"; first at {self.first_time:.3f} s into its run, last at {self.last_time:.3f} s into its run"
+        return text
+
+
 class Finding(BaseModel):
     """A rule that fits a run: the diagnosis, its evidence, confidence and what to do."""
 
@@ -110,6 +160,12 @@ class Finding(BaseModel):
     not_to_do: list[str] = Field(default_factory=list)
     verification: list[str]
     questions: list[str] = Field(default_factory=list)
+    seen: Seen | None = Field(
+        default=None, description="In a report: the runs this same cause was seen in (`run` is the first)."
+    )
+    source_file: str | None = Field(
+        default=None, description="The rule's file: rules/<category>/<id>.yaml, or a user rule's path."
+    )
 
 
 class RuledOut(BaseModel):
@@ -119,6 +175,34 @@ class RuledOut(BaseModel):
     run: int
     reason: str
     evidence_line: int
+    runs: int = Field(default=1, description="Runs in which the rule was ruled out for this same reason.")
+    last_run: int | None = None
+
+
+class RunSpan(BaseModel):
+    """A run by its index and lines."""
+
+    index: int
+    first_line: int
+    last_line: int
+
+
+class RunsSeen(BaseModel):
+    """Runs with the same facts as the run that shows them (a crash loop restarts identically)."""
+
+    runs: int = 1
+    last: RunSpan
+    examples: list[RunSpan] = Field(default_factory=list, description="The first and last runs (at most 3 of each).")
+
+    def sentence(self) -> str:
+        """`the same facts in 20 runs: 0, 1, 2, ..., 17, 18, 19; the last on lines 287-300`."""
+        indices = [str(e.index) for e in self.examples]
+        if self.runs > len(self.examples):
+            indices.insert(len(indices) // 2, "...")
+        return (
+            f"the same facts in {self.runs} runs: {', '.join(indices)}; "
+            f"the last on lines {self.last.first_line}-{self.last.last_line}"
+        )
 
 
 class RunOut(BaseModel):
@@ -132,6 +216,9 @@ class RunOut(BaseModel):
     facts: dict[str, Any]
     fact_sources: dict[str, FactUse]
     stats: dict[str, Any] = Field(default_factory=dict)
+    seen: RunsSeen | None = Field(
+        default=None, description="Other runs with the same facts and no requests, folded into this one."
+    )
 
 
 class Report(BaseModel):
@@ -141,6 +228,9 @@ class Report(BaseModel):
     rules_version: str
     input: dict[str, Any]
     runs: list[RunOut]
+    run_count: int | None = Field(
+        default=None, description="Server runs read; runs with the same facts are shown once (RunOut.seen)."
+    )
     findings: list[Finding]
     ruled_out: list[RuledOut] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)

@@ -37,12 +37,21 @@ class RuleHits:
 
 
 def expected_text(cond: Condition) -> str:
-    """What a condition needs, in words: 'in [draft-mtp, mtp]', 'equals True'."""
+    """What a condition needs, in words as the rule file writes them: 'in [draft-mtp, mtp]',
+    'equals true' (not Python's ['draft-mtp', 'mtp'] and True)."""
     for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
         value = getattr(cond, name)
         if value is not None:
-            return f"{name.rstrip('_')} {value}"
+            return f"{name.rstrip('_')} {_yaml_words(value)}"
     return "?"
+
+
+def _yaml_words(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_yaml_words(v) for v in value) + "]"
+    return str(value)
 
 
 def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValue]) -> bool | None:
@@ -194,7 +203,7 @@ def assess(
         confidence=confidence.value,
         run=run_index,
         summary=rule.summary.strip(),
-        evidence=[Evidence(line=ln.number, text=ln.text) for ln in match.lines],
+        evidence=[Evidence(line=ln.number, text=ln.text, time=ln.time) for ln in match.lines],
         values={k: v for k, v in match.values.items()} | {k: scope[k] for k in rule.derive if k in scope},
         facts_used={k: FactUse.of(v) for k, v in used.items()},
         conditions=cond_out,

@@ -32,7 +32,6 @@ class Run:
     excluded: dict[int, tuple[int, str]] = field(default_factory=dict)
     stats: RunStats = field(default_factory=RunStats)
     gaps: list[tuple[int, int | None]] = field(default_factory=list)  # elisions: (line, lines cut or None)
-    packed: bytes | None = None  # a finished run's state, until the report needs it (runpack.py)
 
 
 @dataclass

@@ -144,7 +144,8 @@ def level_of(level: str | None, text: str) -> str | None:
         return "W"
     # a line with no level and no error word that a known unsettled report posted as its failure
     # ("vk::Device::createComputePipeline: ErrorUnknown", "Output buffer size mismatch")
-    return "E" if _unsettled_literals().search(text) else None
+    # (the literal only pre-filters: "penalty_last_n" is in every -lv 4 sampler-params line too)
+    return "E" if _unsettled_literals().search(text) and looks_like([text]) else None
 
 
 class _Group:

@@ -2,6 +2,7 @@
 
 API (the `report` command; the desk may call it too):
 
+    no_draft(report, templates, source) -> NoDraft | None         # a rule explains it, or nothing failed
     draft_report(report, templates, redactor=None) -> BugReport   # redacted unless redactor.enabled is False
 
 The form's fields (Name and Version, Operating systems, GGML backends, Hardware, Models,
@@ -24,6 +25,7 @@ from llamadiag.engine.unmatched import LineTemplate, LooksLike
 from llamadiag.features.redact import RedactionSummary, Redactor
 from llamadiag.knowledge.formatmodel import OsHints
 from llamadiag.knowledge.formats import builtin_format
+from llamadiag.knowledge.rulemodel import Severity
 from llamadiag.mdtext import fence
 
 MAX_LOG_LINES = 40
@@ -50,6 +52,59 @@ class BugReport(BaseModel):
         description="Known reports with no settled cause that the unexplained lines match: add to them first.",
     )
     redaction: RedactionSummary = Field(default_factory=RedactionSummary)
+
+
+class NoDraft(BaseModel):
+    """Why no bug report should be drafted: a rule already explains the failure, or nothing failed."""
+
+    reason: str = Field(description="explained | nothing")
+    message: str
+    rule_id: str | None = Field(None, description="The rule that explains the failure (reason explained).")
+    docs: str | None = Field(None, description="Its documentation page in llamadiag's repository.")
+
+
+def _errors(templates: list[LineTemplate]) -> list[LineTemplate]:
+    """The templates that show a failure: error lines (the log's level E, or no level and an
+    error's words). A warning is not a failure, even in an error's words: a healthy server
+    logs `setting n_batch = n_ubatch = 512 to avoid assertion failure`."""
+    return [t for t in templates if t.level == "E"]
+
+
+def no_draft(report: Report, templates: list[LineTemplate], source: str) -> NoDraft | None:
+    """Why a draft would not help, or None when there is something to report.
+
+    A finding of severity error or worse means a rule explains the failure: the diagnosis, not
+    a new upstream issue, is the answer. With no unexplained error line and no failure found
+    (a healthy log, an empty file) there is nothing to report; warnings alone are not a bug."""
+    failures = [f for f in report.findings if Severity(f.severity).rank >= Severity.error.rank]
+    if failures:
+        f = failures[0]
+        docs = f"docs/rules/{f.rule_id}.md"
+        return NoDraft(
+            reason="explained",
+            rule_id=f.rule_id,
+            docs=docs,
+            message=(
+                f"No draft: a known issue {'may explain' if f.confidence == 'possible' else 'explains'} this "
+                f"failure: {f.title} ({f.rule_id}, {f.confidence}). "
+                f"Read the diagnosis and the fix with `llamadiag explain {source}`; the rule: "
+                f"`llamadiag rules show {f.rule_id}`, {docs}. If the fix does not help, "
+                "`--force` drafts a report anyway."
+            ),
+        )
+    if not _errors(templates):
+        seen = "the log is empty" if not report.runs and not templates else "the log shows no unexplained error line"
+        known = ", ".join(dict.fromkeys(f"{f.rule_id} ({f.severity})" for f in report.findings))
+        return NoDraft(
+            reason="nothing",
+            message=(
+                f"No draft: nothing to report, {seen}"
+                + (f"; `llamadiag explain {source}` names what it found: {known}" if known else "")
+                + ". If something still goes wrong (a hang, a wrong answer), start llama-server with -lv 4, "
+                "reproduce it, and run report on that log; `--force` drafts a report from this one anyway."
+            ),
+        )
+    return None
 
 
 def _pick_run(report: Report, templates: list[LineTemplate]) -> RunOut | None:
@@ -100,6 +155,26 @@ def _os(f: dict[str, Any], questions: list[str]) -> str:
     return "unknown"
 
 
+def _backends(f: dict[str, Any], questions: list[str]) -> str:
+    """The backends the log names, with the layer offload it reports (`offloaded N/M layers to
+    GPU`, rules/facts/core.yaml): a log that offloads its layers ran on a GPU even when it does
+    not name the backend."""
+    done, total = f.get("offloaded_layers"), f.get("total_layers")
+    offload = f"{done}/{total if total is not None else '?'} layers offloaded to the GPU" if done is not None else ""
+    if f.get("backends"):
+        return _list(f["backends"]) + (f" ({offload})" if offload else "")
+    if done:
+        questions.append("Which GGML backend does this build use (CUDA, Vulkan, Metal, ROCm, SYCL)?")
+        return f"a GPU backend the log does not name: {offload}"
+    if done == 0:
+        return f"CPU: {offload}"
+    questions.append(
+        "Which GGML backend and devices? The log does not show them: "
+        "paste `llama-server --list-devices`, or start with -lv 4."
+    )
+    return "unknown: the log shows neither the devices nor the layer offload"
+
+
 def _hardware(f: dict[str, Any], questions: list[str]) -> str:
     parts = []
     if f.get("devices"):
@@ -129,15 +204,14 @@ def _models(f: dict[str, Any], questions: list[str]) -> str:
 
 
 def _problem(f: dict[str, Any], templates: list[LineTemplate], questions: list[str]) -> str:
-    first = next((t for t in templates if t.level == "E"), templates[0] if templates else None)
+    first = next(iter(_errors(templates)), None)
     lines = []
     if first is not None:
         shown = first.template.replace("`", "'")
         lines.append(f"llama-server logs `{shown}` ({first.count}×, first at line {first.first_line}).")
     else:
         lines.append(
-            "The log shows no warning or error line: describe what goes wrong "
-            "(a hang, a wrong answer, a crash with no message)."
+            "The log shows no error line: describe what goes wrong (a hang, a wrong answer, a crash with no message)."
         )
     flags = f.get("flags") or {}
     if flags:
@@ -187,21 +261,23 @@ def _possibly_same(templates: list[LineTemplate]) -> list[LooksLike]:
 
 
 def draft_report(report: Report, templates: list[LineTemplate], redactor: Redactor | None = None) -> BugReport:
-    """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates."""
+    """Draft a redacted upstream bug report from a diagnosis and its unmatched-line templates.
+
+    Only what came from the log is searched (the draft's own words and the rule titles it
+    names are knowledge text, features/redact.py); the closing line counts what the draft shows."""
     r = redactor or Redactor()
     run = _pick_run(report, templates)
     f: dict[str, Any] = dict(run.facts) if run else {}
     questions: list[str] = []
-    backends = _list(f["backends"]) if f.get("backends") else "unknown (CPU only, or the log hides the device lines)"
-    wordy = [t for t in templates if len(re.findall(r"[A-Za-z]{3,}", t.template)) >= 4]
-    first = next((t for t in templates if t.level == "E"), wordy[0] if wordy else None)
+    # the title is an error line, never a warning (a healthy server warns too)
+    first = next(iter(_errors(templates)), None)
     title = f"Misc. bug: {first.template[:90]}" if first else "Misc. bug: <one line: what fails>"
     log_lines = [f"{n:>6}: {text}" for t in templates for n, text in t.examples[:1]][:MAX_LOG_LINES]
     draft = BugReport(
         title=title,
         name_and_version=_version(f, questions),
         operating_systems=_os(f, questions),
-        ggml_backends=backends,
+        ggml_backends=_backends(f, questions),
         hardware=_hardware(f, questions),
         models=_models(f, questions),
         problem=_problem(f, templates, questions),
@@ -209,10 +285,14 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         log_output="\n".join(log_lines) or "(no warning or error lines: attach the whole log, started with -lv 4)",
         templates=templates,
         questions=[*questions, "Did an older build work? Which one (for First Bad Commit)?"],
-        known_findings=[f"{x.rule_id}: {x.title} ({x.confidence})" for x in report.findings],
+        known_findings=[
+            f"{x.rule_id}: {x.title} ({x.confidence})"
+            + (f", {x.seen.sentence()}" if x.seen and x.seen.runs > 1 else "")
+            for x in report.findings
+        ],
         possibly_same=_possibly_same(templates),
     )
-    r.learn(report.model_dump())
+    r.learn_report(report.model_dump(), [t.model_dump() for t in templates])
     draft = r.model(draft)
     draft.redaction = r.summary()
     return draft

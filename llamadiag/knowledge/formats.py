@@ -12,7 +12,7 @@ from functools import cache
 from typing import TypeVar
 
 from llamadiag.knowledge import formatmodel as fm
-from llamadiag.knowledge.loader import builtin_rules_dir
+from llamadiag.knowledge.files import builtin_rules_dir
 from llamadiag.knowledge.rulemodel import Strict
 from llamadiag.knowledge.yamlio import load_yaml, validate
 

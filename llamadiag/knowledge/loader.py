@@ -2,39 +2,29 @@
 
 A broken rule file does not stop the others from loading; it is reported with file,
 line and reason in `Knowledge.errors`. Shipped rules come from the package (wheel) or
-the checkout; user folders (--rules DIR, $XDG_CONFIG_HOME/llamadiag/rules) add to them
+the checkout; user folders (--rules DIR, `rules` in the user config folder) add to them
 or override them by id.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from llamadiag.knowledge import formatmodel as fm
+from llamadiag.knowledge.files import (
+    builtin_rules_dir,
+    knowledge_digest,
+    rule_files_in,
+    rule_folders,
+    source_files,
+    user_rules_dirs,
+)
 from llamadiag.knowledge.rulemodel import Rule
 from llamadiag.knowledge.yamlio import RuleFileError, load_yaml, validate
 
-KNOWLEDGE_DIRS = ("formats", "facts", "flags")
-
-
-def builtin_rules_dir() -> Path:
-    """rules/ inside the installed package, else beside the package in a checkout."""
-    here = Path(__file__).resolve().parent.parent  # the llamadiag package
-    for candidate in (here / "rules", here.parent / "rules"):
-        if (candidate / "formats" / "envelope.yaml").is_file():
-            return candidate
-    raise FileNotFoundError("llamadiag's rules/ folder is missing from this installation")
-
-
-def user_rules_dirs() -> list[Path]:
-    """User rule folders: those in $LLAMADIAG_RULES_PATH, then $XDG_CONFIG_HOME/llamadiag/rules if it exists."""
-    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
-    extra = [Path(p) for p in os.environ.get("LLAMADIAG_RULES_PATH", "").split(os.pathsep) if p]
-    default = base / "llamadiag" / "rules"
-    return [*extra, *([default] if default.is_dir() else [])]
+# re-exported: where the knowledge files are is asked of the loader too
+__all__ = ["Knowledge", "LoadedRule", "builtin_rules_dir", "load_knowledge", "source_files", "user_rules_dirs"]
 
 
 @dataclass
@@ -45,6 +35,23 @@ class LoadedRule:
     path: Path
     positions: dict[tuple, int]
     builtin: bool
+    overrides: Path | None = None  # the shipped rule file this user rule replaces
+
+    def source_file(self) -> str:
+        """Where the rule is written: rules/<category>/<id>.yaml for a shipped rule (the same on every
+        installation), the path as given for a user rule."""
+        if self.builtin:
+            try:
+                return "rules/" + self.path.relative_to(builtin_rules_dir()).as_posix()
+            except ValueError:
+                pass
+        return str(self.path)
+
+    def overrides_note(self) -> str | None:
+        """One line saying which shipped rule this user rule replaces, or None."""
+        if self.overrides is None:
+            return None
+        return f"user rule {self.path} overrides the shipped rule {self.rule.id!r} ({self.overrides})"
 
 
 @dataclass
@@ -72,10 +79,6 @@ def _load_model(model: type, path: Path):
     return validate(model, data, path, positions)
 
 
-def _rule_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.yaml") if p.relative_to(root).parts[0] not in KNOWLEDGE_DIRS)
-
-
 def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
     """Load and validate one rule file; its id must match its file name and folder its category."""
     data, positions = load_yaml(path)
@@ -90,42 +93,24 @@ def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
     return LoadedRule(rule, path, positions, builtin)
 
 
-def source_files(extra_dirs: list[Path] | None = None, builtin: bool = True) -> list[Path]:
-    """Every file `load_knowledge` reads, in the order its digest hashes them."""
-    root = builtin_rules_dir()
-    files = sorted((root / "facts").glob("*.yaml"))
-    dirs = [root] if builtin else []
-    for folder in [*dirs, *user_rules_dirs(), *(extra_dirs or [])]:
-        if folder.is_dir():
-            files.extend(_rule_files(folder))
-    files.extend(root / "formats" / f"{name}.yaml" for name in ("envelope", "versions", "eras", "runs", "stats"))
-    files.append(root / "flags" / "llama-server.yaml")
-    return files
-
-
 def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
     """The formats, facts and flags of rules/, the builtin rules unless `builtin` is False, and `extra_dirs`."""
     root = builtin_rules_dir()
     errors: list[RuleFileError] = []
-    digest = hashlib.sha256()
     formats = root / "formats"
     facts: list[fm.Fact] = []
     for path in sorted((root / "facts").glob("*.yaml")):
-        digest.update(path.read_bytes())
         facts.extend(_load_model(fm.Facts, path).facts)
     names = [f.name for f in facts]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise RuleFileError(root / "facts", None, f"fact names defined twice: {', '.join(sorted(dup))}")
     loaded: dict[str, LoadedRule] = {}
-    dirs = [(root, True)] if builtin else []
-    dirs += [(d, False) for d in [*user_rules_dirs(), *(extra_dirs or [])]]
-    for folder, is_builtin in dirs:
+    for folder, is_builtin in rule_folders(extra_dirs, builtin):
         if not folder.is_dir():
             errors.append(RuleFileError(folder, None, "rule folder does not exist"))
             continue
-        for path in _rule_files(folder):
-            digest.update(path.read_bytes())
+        for path in rule_files_in(folder):
             try:
                 item = load_rule_file(path, folder, is_builtin)
             except RuleFileError as exc:
@@ -141,11 +126,10 @@ def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -
                     )
                 )
                 continue
-            loaded[item.rule.id] = item  # a user folder overrides a shipped rule of the same id
-    for name in ("envelope", "versions", "eras", "runs", "stats"):
-        digest.update((formats / f"{name}.yaml").read_bytes())
+            if previous is not None:  # a user folder overrides a shipped rule of the same id
+                item.overrides = previous.overrides or previous.path
+            loaded[item.rule.id] = item
     flags_path = root / "flags" / "llama-server.yaml"
-    digest.update(flags_path.read_bytes())
     return Knowledge(
         envelope=_load_model(fm.Envelope, formats / "envelope.yaml"),
         versions=_load_model(fm.Versions, formats / "versions.yaml"),
@@ -156,5 +140,5 @@ def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -
         flags=_load_model(fm.Flags, flags_path),
         rules=sorted(loaded.values(), key=lambda r: r.rule.id),
         errors=errors,
-        digest=digest.hexdigest()[:16],
+        digest=knowledge_digest(extra_dirs, builtin),
     )

@@ -18,6 +18,7 @@ import regex
 
 TIME_BUDGET_S = 0.05  # per adversarial line of ADVERSARIAL_LEN chars
 ADVERSARIAL_LEN = 20_000
+TRIES = 3  # a slow search is tried again before the pattern is refused
 MIN_LITERAL = 4
 
 # an sre parse-tree argument: an int, a tuple or a SubPattern depending on the opcode
@@ -102,16 +103,35 @@ def check_backtracking(source: str) -> None:
         "=" * ADVERSARIAL_LEN + "!",
     ]
     for probe in probes:
-        start = time.perf_counter()
-        try:
-            pattern.search(probe, timeout=TIME_BUDGET_S * 4)
-        except TimeoutError as exc:
-            raise PatternError(f"pattern {source!r} exceeds its time budget on a long line") from exc
-        if time.perf_counter() - start > TIME_BUDGET_S:
+        spent = _cpu_seconds(pattern, probe)
+        if spent is None:
+            raise PatternError(f"pattern {source!r} exceeds its time budget on a long line")
+        if spent > TIME_BUDGET_S:
             raise PatternError(
-                f"pattern {source!r} took {time.perf_counter() - start:.3f}s on a "
+                f"pattern {source!r} took {spent:.3f}s on a "
                 f"{ADVERSARIAL_LEN}-char line (budget {TIME_BUDGET_S}s)"
             )
+
+
+def _cpu_seconds(pattern: regex.Pattern[str], probe: str) -> float | None:
+    """The least CPU time one search of probe took in TRIES tries; None if every try timed out.
+
+    CPU time of this thread, and the best of a few tries, so that a loaded machine (other
+    processes, a busy CI runner) does not make a safe pattern look slow: a pattern that
+    backtracks catastrophically is slow on every try.
+    """
+    best: float | None = None
+    for _ in range(TRIES):
+        start = time.thread_time()
+        try:
+            pattern.search(probe, timeout=TIME_BUDGET_S * 4)
+        except TimeoutError:
+            continue
+        spent = time.thread_time() - start
+        best = spent if best is None else min(best, spent)
+        if best <= TIME_BUDGET_S:
+            break
+    return best
 
 
 def _literal_runs(items: list) -> list[list[str]]:

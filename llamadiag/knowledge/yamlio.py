@@ -180,4 +180,13 @@ def validate(model: type[M], data: Any, path: Path, positions: dict[tuple, int])
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         where = ".".join(str(p) for p in loc) or "(top)"
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        raise RuleFileError(path, line_of(positions, loc), f"{where}: {err['msg']}{more}") from exc
+        raise RuleFileError(path, line_of(positions, loc), f"{where}: {plain_message(err)}{more}") from exc
+
+
+def plain_message(err: Any) -> str:
+    """A pydantic error's message as a person says it: a validator's own words without the
+    "Value error, " / "Assertion failed, " pydantic puts before them."""
+    cause = (err.get("ctx") or {}).get("error")
+    if err.get("type") in ("value_error", "assertion_error") and cause is not None:
+        return str(cause)
+    return str(err["msg"])

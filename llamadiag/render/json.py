@@ -1,4 +1,6 @@
-"""JSON output of explain and facts: the contract of docs/json-output.md."""
+"""JSON output of explain and facts: the contract of docs/json-output.md (and its JSON Schema,
+docs/output-schema.json). Both carry the same wrapper: `schema_version` (of this contract),
+`version` (llamadiag's), `rules_version` (the digest of the knowledge used)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,12 @@ from typing import IO, TYPE_CHECKING, Any
 from llamadiag.engine.findings import Report
 
 if TYPE_CHECKING:
-    from llamadiag.features.redact import Redactor
+    from llamadiag.features.redact import RedactionSummary, Redactor
+
+# The version of the JSON contract: the major part changes when a field changes its meaning or
+# shape, the minor part when fields are added. 1.0: the first published schema. 2.0: a cause
+# repeated across runs is one finding (`seen`), runs with the same facts one entry (`run_count`).
+SCHEMA_VERSION = "2.0"
 
 
 def _drain(items: list[Any]) -> Iterator[Any]:
@@ -19,29 +26,64 @@ def _drain(items: list[Any]) -> Iterator[Any]:
         yield items.pop()
 
 
-def write_report_json(report: Report, redactor: Redactor, why: bool, out: IO[str]) -> None:
-    """Write a report, redacted by `redactor`, without keeping several copies of it.
+def _wrapper(report: Report) -> dict[str, Any]:
+    return {"schema_version": SCHEMA_VERSION, "version": report.version, "rules_version": report.rules_version}
 
-    Each run and finding is dumped and let go of, and the JSON is written as it is encoded: an
-    indented json.dumps of a report with hundreds of runs would hold several copies at once
-    (the bytes are the same either way). `report` is emptied on the way.
-    """
+
+def _examples_as_evidence(unmatched: list[Any]) -> None:
+    """`unmatched[].examples` as objects like `evidence` ({line, text}), not [line, text] pairs."""
+    for template in unmatched:
+        if isinstance(template, dict):
+            template["examples"] = [
+                {"line": e[0], "text": e[1]} if isinstance(e, list | tuple) else e for e in template.get("examples", [])
+            ]
+
+
+def report_data(report: Report, redactor: Redactor, why: bool) -> dict[str, Any]:
+    """The report as the JSON contract's data, redacted by `redactor`, without keeping several
+    copies of it: each run and finding is dumped and let go of (`report` is emptied on the way)."""
     from llamadiag.features.redact import redact_data
 
     runs, report.runs = report.runs, []
     findings, report.findings = report.findings, []
-    data = report.model_dump(mode="json")
+    data = _wrapper(report) | report.model_dump(mode="json")
     data["runs"] = [item.model_dump(mode="json") for item in _drain(runs)]
     data["findings"] = [item.model_dump(mode="json") for item in _drain(findings)]
+    _examples_as_evidence(data["unmatched"])
     data, redaction = redact_data(data, redactor)
     if not why:
         del data["ruled_out"]
     data["redaction"] = redaction.model_dump()
+    return data
+
+
+def redacted_report_data(report: Report, redaction: RedactionSummary) -> dict[str, Any]:
+    """The JSON contract's data of a report that was already redacted (the desk's API), without
+    `ruled_out`: the same as `explain --format json` prints."""
+    data = _wrapper(report) | report.model_dump(mode="json", exclude={"ruled_out"})
+    _examples_as_evidence(data["unmatched"])
+    data["redaction"] = redaction.model_dump()
+    return data
+
+
+def write_json(data: dict[str, Any], out: IO[str]) -> None:
+    """Write indented JSON as it is encoded (an indented json.dumps of a report with hundreds
+    of runs would hold the whole text at once; the bytes are the same either way)."""
     for chunk in json.JSONEncoder(indent=2).iterencode(data):
         out.write(chunk)
     out.write("\n")
 
 
-def runs_json(report: Report) -> str:
-    """The runs of a report (facts with their sources, statistics), as `facts -f json` prints them."""
-    return json.dumps([r.model_dump(mode="json") for r in report.runs], indent=2)
+def facts_data(report: Report, redactor: Redactor) -> dict[str, Any]:
+    """What `facts -f json` prints: the wrapper, the input, the runs (facts with their sources,
+    statistics), the notes and what redaction replaced."""
+    from llamadiag.features.redact import redact_data
+
+    data = _wrapper(report) | {
+        "input": report.input,
+        "runs": [r.model_dump(mode="json") for r in report.runs],
+        "notes": list(report.notes),
+    }
+    data, redaction = redact_data(data, redactor)
+    data["redaction"] = redaction.model_dump()
+    return data

@@ -7,12 +7,12 @@ build status, steps, workaround, verification, references), the others as a shor
 
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.panel import Panel
+from rich.console import Console
 from rich.text import Text
 
 from llamadiag.features.lookup.service import LookupResponse, LookupResult
 from llamadiag.mdtext import esc
+from llamadiag.render.layout import Block, plain_lines
 from llamadiag.render.markdown import reference_line, steps_markdown
 from llamadiag.render.terminal import SEV_STYLE, safe
 
@@ -79,6 +79,7 @@ def _best_markdown(r: LookupResult) -> list[str]:
 
 def print_lookup(console: Console, resp: LookupResponse, full: int = 1) -> None:
     """Print a lookup response to the terminal (`full` results in full, the rest in short)."""
+    plain_lines(console)
     header = Text("lookup · read as: ", style="dim")
     header.append_text(safe(_read_as(resp)))
     console.print(header)
@@ -90,7 +91,7 @@ def print_lookup(console: Console, resp: LookupResponse, full: int = 1) -> None:
         console.print(_panel(r, detailed=i < full))
 
 
-def _panel(r: LookupResult, detailed: bool) -> Panel:
+def _panel(r: LookupResult, detailed: bool) -> Block:
     parts: list[Text] = [Text(" • ") + safe(w) for w in r.why if w != r.build_status]
     if r.build_status:
         parts.append(Text("Build: ", style="bold") + safe(r.build_status))
@@ -113,4 +114,4 @@ def _panel(r: LookupResult, detailed: bool) -> Panel:
     title = Text(f" {r.score:5.1f} ", style="bold")
     title.append(f"{r.title} ", style="bold")
     title.append(f"[{r.severity}] ", style=SEV_STYLE.get(r.severity, ""))
-    return Panel(Group(*parts), title=title, title_align="left", subtitle=Text(f"{r.rule_id} · {band(r.score)}"))
+    return Block(parts, title=title, subtitle=Text(f"{r.rule_id} · {band(r.score)}"))

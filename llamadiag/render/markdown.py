@@ -12,7 +12,8 @@ from typing import Any
 
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
 from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
-from llamadiag.mdtext import code, esc, fence
+from llamadiag.mdtext import code, esc, fence, link
+from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -26,8 +27,6 @@ CONF_SENTENCE = {
     "likely": "Your log most likely shows a known llama.cpp issue",
     "possible": "Your log may show a known llama.cpp issue",
 }
-
-
 
 
 def ref_label(r: ReferenceOut) -> str:
@@ -52,7 +51,7 @@ def ref_detail(r: ReferenceOut) -> str:
 
 def reference_line(r: ReferenceOut) -> str:
     """One reference: link, role, first build with the fix, title or note."""
-    return f"[{ref_label(r)}]({r.url}) {esc(ref_detail(r))}"
+    return f"{link(ref_label(r), r.url)} {esc(ref_detail(r))}"
 
 
 def steps_markdown(steps: list[StepOut], workarounds: list[WorkaroundOut], not_to_do: list[str]) -> list[str]:
@@ -93,6 +92,11 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     out += [f"**What happened.** {esc(f.diagnosis)}", ""]
     out.append(f"*From {f.count} occurrence(s), log lines {f.first_line}–{f.last_line}:*")
     out += [fence("\n".join(f"{e.line:>6}: {e.text}" for e in f.evidence[:12])), ""]
+    if f.seen is not None and f.seen.runs > 1:
+        out += [f"**Across runs.** {esc(f.seen.sentence()[0].upper() + f.seen.sentence()[1:])}.", ""]
+        if f.seen.last_evidence:
+            out.append(f"*Last seen in run {f.seen.last_run}:*")
+            out += [fence("\n".join(f"{e.line:>6}: {e.text}" for e in f.seen.last_evidence[:6])), ""]
     out += [f"**Why.** {esc(f.root_cause)}", ""]
     out += steps_markdown(f.remediation, f.workarounds, f.not_to_do)
     out += ["", "**How to verify the fix**", ""]
@@ -103,38 +107,21 @@ def finding_markdown(f: Finding, heading: str = "##") -> str:
     if f.references:
         out += ["", "**References**", ""]
         out += [f"- {reference_line(r)}" for r in f.references]
-    out += ["", f"*Rule `{f.rule_id}` · severity {f.severity} · confidence {f.confidence} · run {f.run}*"]
+    where = f"run {f.run}" if f.seen is None or f.seen.runs <= 1 else f"runs {f.seen.first_run}–{f.seen.last_run}"
+    out += ["", f"*Rule `{f.rule_id}` · severity {f.severity} · confidence {f.confidence} · {where}*"]
     return "\n".join(out)
 
 
-def _value(value: Any) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
 def run_line(run: Any) -> str:
-    """A run as a markdown list item: its lines and summary."""
-    return f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
+    """A run as a markdown list item: its lines and summary (and the runs with the same facts)."""
+    line = f"- Run {run.index} (lines {run.first_line}–{run.last_line}): " + esc(run_summary(run))
+    seen = getattr(run, "seen", None)
+    return line + (f"; {esc(seen.sentence())}" if seen is not None else "")
 
 
 def run_summary(run: Any) -> str:
     """What a run was, in a few plain words: build, backends, devices, model, speculative type."""
-    facts = run.facts
-    bits = []
-    if "build" in facts:
-        bits.append(f"build b{facts['build']}")
-    elif "era" in facts:
-        bits.append(f"era {facts['era']}")
-    for key, label in (
-        ("backends", "backend"),
-        ("devices", "device"),
-        ("model_path", "model"),
-        ("spec_type", "spec-type"),
-    ):
-        if facts.get(key) not in (None, [], ""):
-            bits.append(f"{label} {_value(facts[key])}")
-    if facts.get("has_mmproj") is True:
-        bits.append("with --mmproj")
-    return ", ".join(bits) or "few facts"
+    return run_words(run.facts, detail=False)
 
 
 def footer(report: Report, redaction_note: str | None) -> list[str]:
@@ -147,7 +134,7 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
     """The whole report as markdown."""
     out = ["# llamadiag diagnosis", ""]
     name = esc(report.input.get("name", "input"))
-    runs = len(report.runs)
+    runs = report.run_count if report.run_count is not None else len(report.runs)
     if not report.findings:
         out.append(
             f"No known failure was recognised in `{name}` ({runs} server run(s) read). "
@@ -170,6 +157,36 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
             f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" + looks_like_md(t.looks_like)
             for t in templates
         ]
+    for note in report.notes:
+        out += ["", f"> Note: {esc(note)}"]
+    out += footer(report, redaction_note)
+    return "\n".join(out) + "\n"
+
+
+def table_code(value: Any) -> str:
+    """A value in a table cell: in words, as inline code (no markdown or HTML inside), on one line,
+    its `|` escaped so it cannot open another cell."""
+    return code(value_words(value).replace("\r", "").replace("\n", "⏎")).replace("|", "\\|")
+
+
+def facts_markdown(report: Report, redaction_note: str | None = None) -> str:
+    """`facts -f markdown`: per run a table of each fact, its value and where it came from, and
+    the run's request statistics."""
+    name = esc(report.input.get("name", "input"))
+    out = ["# llamadiag facts", "", f"`{name}`: {len(report.runs)} server run(s)."]
+    for run in report.runs:
+        where = f", instance {esc(run.instance)}" if run.instance else ""
+        out += ["", f"## Run {run.index} (lines {run.first_line}–{run.last_line}{where})", ""]
+        out += ["| fact | value | from |", "|---|---|---|"]
+        for fact, use in run.fact_sources.items():
+            source = f"line {use.line}" if use.line else esc(use.source)
+            out.append(f"| {fact} | {table_code(use.value)} | {source} |")
+        said = stats_words(run.stats)
+        if said:
+            out += ["", "**Requests**", ""]
+            out += [f"- {esc(line.strip())}" for line in said]
+    if not report.runs:
+        out += ["", "No server run found in the input."]
     for note in report.notes:
         out += ["", f"> Note: {esc(note)}"]
     out += footer(report, redaction_note)

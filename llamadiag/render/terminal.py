@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, Group
-from rich.panel import Panel
-from rich.table import Table
+from rich.console import Console
 from rich.text import Text
 
-from llamadiag.engine.findings import Finding, Report, RuledOut
+from llamadiag.engine.findings import Evidence, Finding, Report, RuledOut
 from llamadiag.lines import strip_controls
+from llamadiag.render.layout import Block, TableView, is_plain, plain_lines
+from llamadiag.render.words import run_words, stats_words, value_words
 
 CONF_STYLE = {"confirmed": "bold red", "regression": "bold magenta", "likely": "bold yellow", "possible": "yellow"}
 SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
@@ -41,28 +41,37 @@ def _labelled(label: str, body: Any, style: str = "bold") -> Text:
     return text
 
 
-def finding_panel(f: Finding, why: bool = False) -> Panel:
-    """A finding as a rich panel (with its conditions when `why`)."""
+def _evidence_view(evidence: list[Evidence]) -> TableView:
+    """Evidence lines with their numbers (a grid on a terminal, aligned lines in a pipe)."""
+    view = TableView(["line", "text"], grid=True, styles=["dim", ""], right=["line"])
+    for e in evidence:
+        view.add_row(str(e.line), safe(e.text))
+    return view
+
+
+def finding_panel(f: Finding, why: bool = False) -> Block:
+    """A finding as a panel on a terminal, plain lines in a pipe (with its conditions when `why`)."""
     parts: list[Any] = []
     parts.append(safe(f.summary))
     parts.append(Text())
     parts.append(_labelled("What happened:", f.diagnosis))
     parts.append(_labelled("Why:", f.root_cause))
     parts.append(_labelled("Your build:", f.version_status))
-    ev = Table.grid(padding=(0, 1))
-    ev.add_column(style="dim", justify="right")
-    ev.add_column()
-    for e in f.evidence[:12]:
-        ev.add_row(str(e.line), safe(e.text))
+    ev = _evidence_view(f.evidence[:12])
     parts += [Text(), Text(f"Evidence (seen {f.count}×, lines {f.first_line}-{f.last_line})", style="bold"), ev]
+    if f.seen is not None and f.seen.runs > 1:
+        parts.append(_labelled("Across runs:", f.seen.sentence(), "bold cyan"))
+        if f.seen.last_evidence:
+            last = _evidence_view(f.seen.last_evidence[:6])
+            parts += [Text(f"Last seen (run {f.seen.last_run})", style="bold"), last]
     if f.values:
-        parts.append(_labelled("Values:", ", ".join(f"{k}={v}" for k, v in f.values.items())))
+        parts.append(_labelled("Values:", ", ".join(f"{k}={value_words(v)}" for k, v in f.values.items())))
     if f.facts_used:
         parts.append(
             _labelled(
                 "Facts used:",
                 "; ".join(
-                    f"{k}={v.value}" + (f" (line {v.line})" if v.line else f" ({source_label(v.source)})")
+                    f"{k}={value_words(v.value)}" + (f" (line {v.line})" if v.line else f" ({source_label(v.source)})")
                     for k, v in f.facts_used.items()
                 ),
             )
@@ -96,37 +105,48 @@ def finding_panel(f: Finding, why: bool = False) -> Panel:
     if why and f.conditions:
         parts += [Text(), Text("Conditions", style="bold")]
         for c in f.conditions:
-            parts.append(safe(f"  {c.status:7} {c.fact} {c.expected} (value: {c.value})"))
+            parts.append(safe(f"  {c.status:7} {c.fact} {c.expected} (value: {value_words(c.value)})"))
+    if f.source_file:
+        parts.append(Text(f"rule file: {f.source_file}", style="dim"))
     title = Text()
     title.append(f" {f.confidence.upper()} ", style=CONF_STYLE.get(f.confidence, ""))
     title.append(f" {f.title} ", style="bold")
     title.append(f"[{f.severity}] ", style=SEV_STYLE.get(f.severity, ""))
-    return Panel(
-        Group(*parts),
-        title=title,
-        title_align="left",
-        subtitle=Text(f"{f.rule_id} · run {f.run}"),
-        border_style=SEV_STYLE.get(f.severity, ""),
+    return Block(
+        parts, title=title, subtitle=Text(f"{f.rule_id} · {runs_label(f)}"), border_style=SEV_STYLE.get(f.severity, "")
     )
 
 
+def runs_label(f: Finding) -> str:
+    """`run 3`, or `runs 0-39 (40)` for a cause seen in several runs."""
+    if f.seen is None or f.seen.runs <= 1:
+        return f"run {f.run}"
+    return f"runs {f.seen.first_run}-{f.seen.last_run} ({f.seen.runs})"
+
+
+def run_count(report: Report) -> int:
+    """The runs the input held (a report's runs with the same facts are shown once)."""
+    return report.run_count if report.run_count is not None else len(report.runs)
+
+
 def run_bits(facts: dict[str, Any]) -> str:
-    """The facts that tell runs apart, on one line: build (or era), backends, speculation, mmproj, slots."""
-    bits = [f"b{facts['build']}" if "build" in facts else f"era {facts.get('era', 'unknown')}"]
-    for key in ("backends", "spec_type", "has_mmproj", "n_slots", "n_ctx_slot"):
-        if facts.get(key) not in (None, [], ""):
-            bits.append(f"{key}={facts[key]}")
-    return ", ".join(map(str, bits))
+    """The facts that tell runs apart, on one line, in words: build (or era), backends, model,
+    speculation, mmproj, slots."""
+    return run_words(facts)
 
 
 def print_report(console: Console, report: Report, why: bool = False) -> None:
-    """Print the report to the terminal (with the ruled-out rules when `why`)."""
+    """Print the report to the terminal (with the ruled-out rules when `why`); plain lines when
+    the console is not a terminal."""
+    plain_lines(console)
     name = report.input.get("name", "input")
-    header = Text(f"llamadiag {report.version} · {name} · {len(report.runs)} run(s) · ", style="dim")
+    header = Text(f"llamadiag {report.version} · {name} · {run_count(report)} run(s) · ", style="dim")
     header.append(f"{len(report.findings)} finding(s)", style="bold")
     console.print(header)
     for run in report.runs:
         console.print(safe(f"  run {run.index}: lines {run.first_line}-{run.last_line}; " + run_bits(run.facts)))
+        if run.seen is not None:
+            console.print(safe(f"    {run.seen.sentence()}"), style="dim")
     if not report.findings:
         console.print(Text("No known failure recognised.", style="green"))
     for f in report.findings:
@@ -143,15 +163,16 @@ def print_report(console: Console, report: Report, why: bool = False) -> None:
 
 def ruled_out_line(r: RuledOut) -> Text:
     """A ruled-out rule as one line."""
-    return safe(f"  {r.rule_id} (run {r.run}, line {r.evidence_line}): {r.reason}")
+    where = f"run {r.run}" if r.runs <= 1 else f"{r.runs} runs, {r.run}-{r.last_run}, first"
+    return safe(f"  {r.rule_id} ({where}, line {r.evidence_line}): {r.reason}")
 
 
 def print_unmatched(console: Console, templates: list) -> None:
     """Warning/error lines no rule explains, grouped: the next rule to write is at the top."""
-    table = Table(title="Lines no rule explains", title_justify="left")
     known = any(t.looks_like for t in templates)
-    for col in ("count", "level", "first line", "template", *(("known report",) if known else ())):
-        table.add_column(col)
+    table = TableView(
+        ["count", "level", "first line", "template", *(("known report",) if known else ())], "Lines no rule explains"
+    )
     for t in templates:
         cells = [str(t.count), t.level, str(t.first_line), safe(t.template)]
         if known:
@@ -161,23 +182,26 @@ def print_unmatched(console: Console, templates: list) -> None:
 
 
 def print_facts(console: Console, report: Report) -> None:
-    """One table per run: each fact, its value and the line (or option) it came from."""
-    import json
-
+    """One table per run: each fact, its value and the line (or option) it came from. On a
+    terminal a long value (a chat template) is cut with an ellipsis; in a pipe it is kept whole."""
+    whole = is_plain(plain_lines(console))
     for run in report.runs:
-        table = Table(
-            title=f"run {run.index} (lines {run.first_line}-{run.last_line})"
-            + (f", instance {run.instance}" if run.instance else ""),
-            title_justify="left",
+        table = TableView(
+            ["fact", "value", "from"],
+            f"run {run.index} (lines {run.first_line}-{run.last_line})"
+            + (f", instance {run.instance}" if run.instance else "")
+            + (f"; {run.seen.sentence()}" if run.seen is not None else ""),
         )
-        table.add_column("fact")
-        table.add_column("value")
-        table.add_column("from")
         for name, use in run.fact_sources.items():
-            table.add_row(name, safe(cut(use.value)), f"line {use.line}" if use.line else source_label(use.source))
+            value = value_words(use.value)
+            shown = value.replace("\n", "⏎") if whole else cut(value)
+            table.add_row(name, safe(shown), f"line {use.line}" if use.line else source_label(use.source))
         console.print(table)
-        if run.stats:
-            console.print(safe(f"  requests: {json.dumps(run.stats)}"))
+        said = stats_words(run.stats)
+        if said:
+            console.print(Text("  requests", style="bold"))
+            for line in said:
+                console.print(safe(f"    {line}"))
     if not report.runs:
         console.print("no server run found in the input")
     for note in report.notes:

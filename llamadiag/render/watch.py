@@ -14,10 +14,10 @@ from typing import IO, Any
 
 from pydantic import BaseModel
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from llamadiag.features.redact import Redactor
+from llamadiag.render.layout import TableView, plain_lines
 from llamadiag.render.terminal import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
 
 REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
@@ -93,10 +93,10 @@ class JsonlSink:
 
 
 class RichSink:
-    """Prints `watch` events to the terminal."""
+    """Prints `watch` events to the terminal (in a pipe: the plain layout, nothing cut)."""
 
     def __init__(self, console: Console) -> None:
-        self.console = console
+        self.console = plain_lines(console)
 
     def __call__(self, event: dict[str, Any]) -> None:
         """Print one event."""
@@ -138,15 +138,15 @@ class RichSink:
         )
         if not event["causes"]:
             return Text.assemble(head, "\n", Text("No known failure recognised.", style="green"))
-        table = Table(title=head, title_justify="left")
-        table.add_column("rule", no_wrap=True)
-        for column in ("run", "severity", "confidence", "seen", "lines", "last seen"):
-            table.add_column(column)
-        for c in event["causes"]:
+        table = TableView(
+            ["rule", "run", "severity", "confidence", "seen", "lines", "last seen"], head, no_wrap=["rule"]
+        )
+        builds = {r["index"]: r.get("build") for r in event.get("runs", [])}
+        for c in group_causes(event["causes"]):
             confidence = c["confidence"] if "ruled_out" not in c else "ruled out later"
             table.add_row(
                 c["rule_id"],
-                str(c["run"]),
+                _runs_cell(c, builds),
                 Text(c["severity"], style=SEV_STYLE.get(c["severity"], "")),
                 Text(str(confidence), style=CONF_STYLE.get(str(confidence), "")),
                 f"{c['count']}×",
@@ -154,6 +154,32 @@ class RichSink:
                 c["last_seen"]["at"][11:19],  # the time of day (UTC); the date is in the JSON
             )
         return table
+
+
+def group_causes(causes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The summary's causes with one row per (rule, severity, verdict) across runs: a crash
+    loop's one cause in 40 runs is one row; `runs` lists the runs, `count` adds up."""
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for c in causes:
+        key = (c["rule_id"], c["severity"], str(c["confidence"]) if "ruled_out" not in c else "ruled out")
+        row = rows.get(key)
+        if row is None:
+            rows[key] = {**c, "runs": [c["run"]]}
+            continue
+        row["runs"].append(c["run"])
+        row["count"] += c["count"]
+        row["last_seen"] = c["last_seen"]
+    return list(rows.values())
+
+
+def _runs_cell(row: dict[str, Any], builds: dict[int, Any]) -> str:
+    """`3`, or `0-39 (40 runs)` with the builds those runs ran where known."""
+    runs = row["runs"]
+    text = str(runs[0]) if len(runs) == 1 else f"{runs[0]}-{runs[-1]} ({len(runs)} runs)"
+    known = sorted({b for b in (builds.get(r) for r in runs) if b is not None})
+    if len(runs) > 1 and known:
+        text += " b" + ", b".join(map(str, known[:4])) + (" ..." if len(known) > 4 else "")
+    return text
 
 
 class StatusLine:

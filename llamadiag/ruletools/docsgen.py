@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from llamadiag.engine.findings import reference_label
 from llamadiag.knowledge.loader import Knowledge
@@ -128,22 +129,30 @@ def index_page(k: Knowledge) -> str:
     return "\n".join(out) + "\n"
 
 
-def generate(k: Knowledge) -> dict[str, str]:
-    """File name -> content for docs/rules/ (builtin rules only)."""
+SCHEMA_URI = "https://json-schema.org/draft/2020-12/schema"
+# a name, not an address to fetch: the schema is published in the repository as docs/rule-schema.json
+SCHEMA_ID = "urn:llamadiag:rule-schema:1"
+
+
+def rule_schema() -> dict[str, Any]:
+    """The JSON Schema of rule files (docs/rule-schema.json), from the pydantic models, naming its
+    dialect ($schema) and itself ($id) so editors and validators know what they read."""
+    return {"$schema": SCHEMA_URI, "$id": SCHEMA_ID, **Rule.model_json_schema(by_alias=True)}
+
+
+def generate(k: Knowledge, user: bool = False) -> dict[str, str]:
+    """File name -> content for docs/rules/: the shipped rules, and the user folders' when `user`."""
     pages = {"index.md": index_page(k)}
     for loaded in k.rules:
-        if not loaded.builtin:
-            continue
-        parts = loaded.path.parts
-        source = "/".join(parts[parts.index("rules") :]) if "rules" in parts else loaded.path.name
-        pages[f"{loaded.rule.id}.md"] = rule_page(loaded.rule, source)
+        if loaded.builtin or user:
+            pages[f"{loaded.rule.id}.md"] = rule_page(loaded.rule, loaded.source_file())
     return pages
 
 
-def write(k: Knowledge, folder: Path) -> list[str]:
+def write(k: Knowledge, folder: Path, user: bool = False) -> list[str]:
     """Write the generated pages to `folder`, delete stale ones; return the names changed."""
     folder.mkdir(parents=True, exist_ok=True)
-    pages = generate(k)
+    pages = generate(k, user)
     changed = []
     for name, content in pages.items():
         path = folder / name

@@ -66,6 +66,37 @@ def _patterns(loaded: LoadedRule) -> list[tuple[tuple, str, str | None]]:
     return out
 
 
+class Unfinished(Validator):
+    """No TODO of the `rules new` skeleton may be left."""
+
+    name = "unfinished"
+
+    def check(self, loaded: LoadedRule) -> list[Issue]:
+        """The issues of one rule: one per text that still holds a TODO."""
+        from llamadiag.knowledge.rulemodel import DERIVED
+        from llamadiag.ruletools.skeleton import MARK
+
+        data = loaded.rule.model_dump(mode="json", by_alias=True)
+        data["signatures"] = [s for s in data["signatures"] if DERIVED not in s["name"]]
+        issues = []
+        for loc, text in _texts(data, ()):
+            if MARK in text:
+                where = ".".join(str(p) for p in loc)
+                issues.append(self.issue(loaded, loc, f"TODO left in {where}: {text.strip()[:100]}"))
+        return issues
+
+
+def _texts(value: object, loc: tuple) -> list[tuple[tuple, str]]:
+    """Every string in a rule's data, with its location (keys and list indexes)."""
+    if isinstance(value, str):
+        return [(loc, value)]
+    if isinstance(value, dict):
+        return [t for key, item in value.items() for t in _texts(item, (*loc, key))]
+    if isinstance(value, list):
+        return [t for i, item in enumerate(value) for t in _texts(item, (*loc, i))]
+    return []
+
+
 class PatternSafety(Validator):
     """Patterns must compile, not backtrack catastrophically, and require a literal."""
 
@@ -249,7 +280,15 @@ class Examples(Validator):
         return issues
 
 
-VALIDATORS: list[type[Validator]] = [PatternSafety, CaptureNames, References, Supersedes, Verification, Examples]
+VALIDATORS: list[type[Validator]] = [
+    Unfinished,
+    PatternSafety,
+    CaptureNames,
+    References,
+    Supersedes,
+    Verification,
+    Examples,
+]
 
 
 def lint(k: Knowledge, only: set[str] | None = None, skip: set[str] | None = None) -> list[Issue]:

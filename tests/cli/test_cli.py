@@ -148,7 +148,9 @@ def test_broken_rule_file_is_reported_and_others_still_load(tmp_path: Path, seed
 
 def test_facts_command(seed_log: Path) -> None:
     out = run("facts", str(seed_log), "--format", "json", "--cmdline", SEED_CMD)
-    facts = json.loads(out.stdout)[0]["facts"]
+    data = json.loads(out.stdout)
+    assert data["schema_version"] and data["rules_version"]  # the wrapper explain's JSON has
+    facts = data["runs"][0]["facts"]
     assert facts["has_mmproj"] is True and facts["spec_type"] == "draft-mtp"
 
 

@@ -269,6 +269,53 @@ def test_the_finding_event_is_the_finding_explain_prints() -> None:
     out, _ = proc.communicate(timeout=WAIT)
     events = [json.loads(line) for line in out.splitlines()]
     (finding,) = [e["finding"] for e in events if e["type"] == "finding"]
-    assert finding == json.loads(explained.stdout)["findings"][0]
-    assert "/home/<user>/" in json.dumps(finding) and "/home/ops/" not in out.decode()  # redacted, as explain's
+    expected = json.loads(explained.stdout)["findings"][0]
+    # explain groups a cause across runs (`seen`); watch reports each run's finding as it completes
+    assert expected.pop("seen")["runs"] == 1 and finding.pop("seen") is None
+    assert finding == expected
+    assert "/home/USER/" in json.dumps(finding) and "/home/ops/" not in out.decode()  # redacted, as explain's
     assert events[-1]["redaction"]["enabled"] is True
+
+
+@POSIX
+def test_dash_f_follows_a_file_as_in_tail(tmp_path: Path) -> None:
+    # issue 13 point 11: -f is --follow (tail, journalctl, docker, kubectl), the format is --format only
+    log = tmp_path / "server.log"
+    log.write_bytes(b"")
+    proc = start("-f", str(log), "--format", "jsonl")
+    events = Events(proc)
+    log.write_bytes(SEED)  # written after watch started: only a follower sees it
+    assert events.wait_for(type="finding", finding__rule_id="spec-vision-draft-position-gap") is not None
+    proc.send_signal(signal.SIGTERM)
+    assert events.wait_for(type="summary") is not None
+    finish(proc)
+    assert proc.returncode == -signal.SIGTERM
+
+
+def test_dash_f_with_a_format_name_says_what_f_means_now() -> None:
+    proc = start("-f", "jsonl")
+    _, err = proc.communicate(b"", timeout=WAIT)
+    assert proc.returncode == 2 and "use --format jsonl" in err.decode()
+
+
+def test_compact_format_is_one_plain_line_per_event() -> None:
+    hostile = SEED.replace(b"failed to process speculative batch", b"failed to process speculative batch \x1b[2J")
+    proc = start("-", "--format", "compact")
+    out, err = proc.communicate(hostile, timeout=WAIT)
+    lines = out.decode().splitlines()
+    assert proc.returncode == 1 and "Traceback" not in err.decode()
+    assert lines[0].startswith("INFO run-start line 1: run 0: ")
+    assert lines[1] == (
+        "ERROR spec-vision-draft-position-gap line 84: "
+        "Speculative draft (MTP / EAGLE3) loses position sync on image requests (likely, run 0)"
+    )
+    assert lines[-1].startswith("INFO summary line 98: end of input; 1 run(s), 1 finding(s)")
+    assert all(line.isprintable() for line in lines)  # no colour, no control sequence
+    assert "╭" not in out.decode()
+
+
+def test_json_is_a_format_name_of_watch_as_of_explain() -> None:
+    proc = start("-", "--format", "json")
+    out, _ = proc.communicate(SEED, timeout=WAIT)
+    kinds = [json.loads(line)["type"] for line in out.decode().splitlines()]
+    assert kinds == ["run_start", "finding", "summary"]

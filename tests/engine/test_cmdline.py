@@ -69,3 +69,39 @@ def test_windows_paths(table) -> None:
 
 def test_unknown_flags_are_kept(table) -> None:
     assert table.parse("llama-server -m x.gguf --frobnicate 3").unknown == ["--frobnicate"]
+
+
+PROMPTS = [
+    "user@host:~$ ",
+    "(venv) $ ",
+    "(venv) user@host:~/llama.cpp$ ",
+    "root@box:/app# ",
+    "[me@box llama.cpp]$ ",
+    "me@box ~ % ",
+    "# ",
+    "PS C:\\llama> ",
+]
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_a_command_pasted_behind_a_shell_prompt(table, prompt: str) -> None:
+    # issue 13 point 12: the prompt is not part of the command (nor kept: it names a user and a host)
+    parsed = table.parse(f"{prompt}LLAMA_ARG_N_PARALLEL=4 llama-server -m m.gguf -c 4096")
+    assert parsed.values == {"parallel": "4", "model": "m.gguf", "ctx-size": "4096"}
+    assert parsed.text == "LLAMA_ARG_N_PARALLEL=4 llama-server -m m.gguf -c 4096"
+
+
+def test_a_redirection_is_not_a_windows_prompt(table) -> None:
+    parsed = table.parse("C:\\llama\\llama-server.exe -c 4096 > out.txt")
+    assert parsed.text.startswith("C:\\llama\\llama-server.exe") and parsed.values == {"ctx-size": "4096"}
+
+
+@pytest.mark.parametrize("prompt", PROMPTS)
+def test_a_log_with_the_command_behind_a_prompt_gives_its_flags(knowledge, prompt: str) -> None:
+    from llamadiag import api
+    from tests.paths import ROOT
+
+    log = (ROOT / "sample_logs" / "seed-b11503-default.log").read_text()
+    text = f"{prompt}llama-server -m g.gguf --mmproj mmproj-F16.gguf --spec-type draft-mtp -c 8192\n{log}"
+    facts = api.diagnose_text(text, knowledge=api.load_knowledge()).report.runs[0].facts
+    assert facts["n_ctx"] == 8192

@@ -77,7 +77,7 @@ def test_report_drafts_llama_cpp_issue_form(tmp_path: Path) -> None:
 
 
 def test_report_json_and_known_findings() -> None:
-    out = run("report", str(SAMPLES / "seed-b11503-default.log"), "--format", "json")
+    out = run("report", str(SAMPLES / "seed-b11503-default.log"), "--format", "json", "--force")
     data = json.loads(out.stdout)
     assert data["known_findings"][0].startswith("spec-vision-draft-position-gap")
     # the seed error lines are explained by that finding, so they are not among the templates
@@ -89,3 +89,51 @@ def test_report_json_and_known_findings() -> None:
 def test_report_bad_input() -> None:
     out = run("report", "/nonexistent/server.log")
     assert out.returncode == 2 and b"Traceback" not in out.stderr
+
+
+# -- no draft where a rule explains the failure or nothing failed (#13 point 5) ----------------
+REAL = SAMPLES / "real"
+
+
+def test_no_draft_for_healthy_or_empty_logs(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.log"
+    empty.write_text("")
+    # healthy-lv4: its sampler-params line holds 'penalty_last_n' (a known report's literal) and
+    # was taken for an error; the others drafted a report titled after the CORS warning
+    for log in (REAL / "healthy-default.log", REAL / "healthy-lv4.log", REAL / "cuda-healthy-ngl99.log", empty):
+        out = run("report", str(log))
+        assert out.returncode == 3, (log, out.stdout[:200])
+        assert out.stdout == b"" and b"nothing to report" in out.stderr, log
+    data = json.loads(run("report", str(REAL / "healthy-default.log"), "-f", "json").stdout)
+    assert data["reason"] == "nothing"
+
+
+def test_no_draft_when_a_rule_explains_the_failure() -> None:
+    log = REAL / "port-in-use.log"
+    out = run("report", str(log))
+    assert out.returncode == 1 and out.stdout == b""
+    message = " ".join(out.stderr.decode().split())
+    assert f"llamadiag explain {log}" in message and "port-already-in-use" in message
+    assert "docs/rules/port-already-in-use.md" in message
+    data = json.loads(run("report", str(log), "-f", "json").stdout)
+    assert (data["reason"], data["rule_id"]) == ("explained", "port-already-in-use")
+    # --force drafts anyway; the title is never a warning (here the error lines are explained)
+    forced = run("report", str(log), "--force", "-f", "json")
+    assert forced.returncode == 0
+    draft = json.loads(forced.stdout)
+    assert draft["title"] == "Misc. bug: <one line: what fails>" and "CORS" not in draft["title"]
+
+
+def test_offloaded_layers_mean_a_gpu(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(
+        "0.00.100.000 I srv  llama_server: initializing ...\n"
+        "0.00.200.000 I load_tensors: offloaded 63/63 layers to GPU\n"
+        "0.00.300.000 I srv  llama_server: listening on http://127.0.0.1:8080\n"
+        "0.01.000.000 E srv  frobnicate: widget queue wedged after 17 tokens\n"
+    )
+    draft = json.loads(run("report", str(log), "-f", "json").stdout)
+    assert "CPU" not in draft["ggml_backends"] and "63/63 layers offloaded to the GPU" in draft["ggml_backends"]
+    assert draft["title"] == "Misc. bug: srv frobnicate: widget queue wedged after <n> tokens"
+    real = json.loads(run("report", str(REAL / "cuda-healthy-ngl99-lv4.log"), "--force", "-f", "json").stdout)
+    assert real["ggml_backends"] == "CUDA (3/3 layers offloaded to the GPU)"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,40 @@ def test_a_failure_new_in_after_is_reported_and_fails(tmp_path) -> None:
     assert run("compare", str(fixed), str(broken), "--fail-on", "critical").returncode == 1
     same = run("compare", str(fixed), str(fixed), "--format", "json")
     assert json.loads(same.stdout)["new_in_after"] == [] and same.returncode == 0
+
+
+# -- throughput by median and p90: a loss, and a gain too large to trust (#13 point 2) --------
+def _scaled(tmp_path: Path, factor: float) -> Path:
+    """The fixed seed log with every tokens-per-second figure multiplied by factor."""
+    text = (SAMPLES / "seed-b11721-fixed-default.log").read_text()
+    out = re.sub(r"([\d.]+)( tokens per second)", lambda m: f"{float(m.group(1)) * factor:.2f}{m.group(2)}", text)
+    path = tmp_path / f"after-{factor}.log"
+    path.write_text(out)
+    return path
+
+
+def test_throughput_loss_and_suspicious_gain(tmp_path: Path) -> None:
+    before = SAMPLES / "seed-b11721-fixed-default.log"
+    verdicts = {}
+    for factor in (1.0, 0.7, 2.0):
+        rc, data = compare(before, _scaled(tmp_path, factor))
+        speed = {m["metric"]: m for m in data["throughput"]["metrics"]}
+        assert set(speed) == {"prompt", "generation"} and data["throughput"]["thresholds"] == {"loss": 0.1, "gain": 0.5}
+        verdicts[factor] = {m: s["verdict"] for m, s in speed.items()}
+        assert rc == 0  # flags, not failures
+        if factor == 0.7:
+            gen = speed["generation"]
+            assert round(gen["change"]["median"], 2) == -0.3 and round(gen["change"]["p90"], 2) == -0.3
+            assert gen["after"]["median"] < gen["before"]["median"] and gen["before"]["count"] >= 2
+    assert verdicts == {
+        1.0: {"prompt": "steady", "generation": "steady"},
+        0.7: {"prompt": "loss", "generation": "loss"},
+        2.0: {"prompt": "gain", "generation": "gain"},
+    }
+
+
+def test_throughput_of_the_seed_fix_is_not_a_loss() -> None:
+    # the two logs hold different requests: the median falls 20%, the fast end holds
+    _, data = compare(SAMPLES / "seed-b11503-lv4.log", SAMPLES / "seed-b11721-fixed-lv4.log")
+    speed = {m["metric"]: m["verdict"] for m in data["throughput"]["metrics"]}
+    assert speed == {"prompt": "steady", "generation": "mixed"}

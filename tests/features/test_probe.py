@@ -455,7 +455,7 @@ def test_router_models(tmp_path: Path) -> None:
         assert tiny.port in loaded.server_facts
 
         time.sleep(0.5)  # the child's start-up lines reach the router's log
-        data = json.loads(run("facts", str(srv.log), "--server", srv.url, "-f", "json", "--no-redact").stdout)
+        data = json.loads(run("facts", str(srv.log), "--server", srv.url, "-f", "json", "--no-redact").stdout)["runs"]
         child = [r for r in data if r["instance"] == tiny.port]
         assert child, [r["instance"] for r in data]
         assert child[-1]["fact_sources"]["build"]["source"] == "/props?model=tiny"

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from llamadiag.features.redact import Redactor
 from tests.cli.test_cli import run
 from tests.paths import DATA, SAMPLES
+from tests.render.mdhtml import raw_html, shown_text
 
 VERBOSE = DATA / "verbose-secrets.log"
 SECRETS = [
@@ -79,7 +81,7 @@ def test_time_prefixes_versions_and_cpp_scopes_are_not_addresses() -> None:
 def test_windows_and_mac_home_folders() -> None:
     r = Redactor()
     out = r.text(r"loading 'C:\Users\Bob\models\q.gguf' and \"C:\\Users\\Bob\\x\" and /Users/carol/m.gguf")
-    assert "Bob" not in out and "carol" not in out and out.count("<user>") == 3 and "q.gguf" in out
+    assert "Bob" not in out and "carol" not in out and out.count("USER") == 3 and "q.gguf" in out
 
 
 def test_explain_json_and_markdown_are_redacted_by_default() -> None:
@@ -92,7 +94,7 @@ def test_explain_json_and_markdown_are_redacted_by_default() -> None:
         assert b"warning" not in out.stderr
     data = json.loads(run("explain", str(VERBOSE), "--format", "json").stdout)
     assert data["redaction"]["enabled"] is True and data["redaction"]["counts"]["user name in paths"] >= 1
-    assert data["runs"][0]["facts"]["model_path"].startswith("/home/<user>/")
+    assert data["runs"][0]["facts"]["model_path"].startswith("/home/USER/")
     assert data["runs"][0]["facts"]["api_key_tail"] == "[REDACTED:api-key]"
     md = run("explain", str(VERBOSE), "--format", "markdown").stdout.decode()
     assert md.rstrip().splitlines()[-1].count("Redacted: ") == 1
@@ -114,9 +116,65 @@ def test_sample_log_api_key_tail_and_client_ips() -> None:
 
 
 def test_report_draft_is_redacted() -> None:
-    out = run("report", str(VERBOSE))
+    out = run("report", str(VERBOSE), "--force")  # a rule explains its failure: drafted on request
     text = out.stdout.decode()
     assert out.returncode == 0, out.stderr
     for secret in SECRETS:
         assert secret not in text, secret
     assert text.rstrip().splitlines()[-1].startswith("*Draft by llamadiag · Redacted: ")
+
+
+# -- only the user's input is redacted, never the rule text (#13 point 1) ---------------------
+PORT_WINDOWS = SAMPLES / "server-port-in-use-b5060-windows.log"
+
+
+def test_rule_text_is_not_redacted_in_lookup() -> None:
+    out = run("lookup", "port", "in", "use", "--format", "markdown")
+    text = out.stdout.decode()
+    assert "Check that --host is an address of this machine" in text, text
+    assert 'hostname: H, port: P"' in text and "host-" not in text
+    assert "Redaction on: nothing sensitive was recognised" in text  # no stand-in counted for rule text
+
+
+def test_rule_text_is_not_redacted_in_explain_json() -> None:
+    data = json.loads(run("explain", str(PORT_WINDOWS), "--format", "json").stdout)
+    finding = data["findings"][0]
+    assert finding["rule_id"] == "port-already-in-use"
+    assert "hostname: H, port: P" in finding["summary"]
+    assert "host name" not in data["redaction"]["counts"]
+    assert finding["evidence"][0]["text"].endswith("hostname: 127.0.0.1, port: 8080")  # loopback kept
+
+
+def test_a_user_value_quoted_by_rule_text_gets_its_stand_in(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(PORT_WINDOWS.read_text().replace("hostname: 127.0.0.1", "hostname: gpu-box.lan"))
+    data = json.loads(run("explain", str(log), "--format", "json").stdout)
+    text = json.dumps(data)
+    assert "gpu-box" not in text
+    finding = data["findings"][0]
+    assert "could not bind host-1:8080" in finding["diagnosis"]
+    assert "hostname: host-1, port: 8080" in finding["evidence"][0]["text"]
+    assert "hostname: H, port: P" in finding["summary"]
+    # a pasted line in lookup: the diagnosis quotes the paste's host, the rule's own text stays
+    pasted = run("lookup", "main: couldn't bind HTTP server socket, hostname: gpu-box.lan, port: 8080", "-f", "json")
+    result = json.loads(pasted.stdout)["results"][0]
+    assert "gpu-box" not in pasted.stdout.decode() and "could not bind host-1:8080" in result["diagnosis"]
+
+
+def test_known_only_leaves_rule_text_alone() -> None:
+    r = Redactor()
+    rule = "Check that --host is an address; hostname: H; curl http://HOST:PORT/health; ~/models of alice"
+    assert r.known_only(rule) == rule
+    r.text("srv load_model: loading '/home/alice/m.gguf' on gpu-box-7 via http://gpu-box-7:8080/")
+    assert r.known_only("model /home/alice/m.gguf on gpu-box-7") == "model /home/USER/m.gguf on host-1"
+    assert r.known_only("alice and gpu-box-77 stay") == "alice and gpu-box-77 stay"  # only whole values
+    r.text(r"loading 'C:\Users\dana\m.gguf'")
+    # a ruled-out reason quotes a fact with repr: the doubled backslashes hide no user name
+    assert r.known_only(r"model_path is 'C:\\Users\\dana\\m.gguf'") == r"model_path is 'C:\\Users\\USER\\m.gguf'"
+
+
+def test_windows_home_path_renders_in_markdown_as_the_stand_in() -> None:
+    md = run("explain", str(PORT_WINDOWS), "--format", "markdown").stdout.decode()
+    assert raw_html(md) == []  # `<user>` was a raw HTML tag: the viewer hid it
+    assert r"model C:\Users\USER\models\Phi-3.5-mini-instruct-Q4_K_M.gguf" in shown_text(md)
+    assert "dana" not in md

@@ -88,3 +88,46 @@ def test_a_missing_rule_folder_is_not_remembered_for_other_runs(tmp_path: Path, 
     assert any("does not exist" in str(e) for e in broken.errors)
     monkeypatch.delenv("LLAMADIAG_RULES_PATH")
     assert checked_knowledge([rules], builtin=False).errors == []
+
+
+def test_a_cache_hit_parses_and_validates_nothing(tmp_path: Path, monkeypatch) -> None:
+    """A hit is the pickled checked knowledge: no YAML read, no pydantic validation, no examples run."""
+    from llamadiag.knowledge import loader
+    from llamadiag.ruletools import checked
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    rules = _small_rules(tmp_path)
+    first = checked.checked_knowledge([rules], builtin=False)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a cache hit loaded the knowledge afresh")
+
+    monkeypatch.setattr(loader, "validate", refuse)
+    monkeypatch.setattr(loader, "load_yaml", refuse)
+    monkeypatch.setattr(checked, "_check", refuse)
+    hit = checked.checked_knowledge([rules], builtin=False)
+    assert [r.rule for r in hit.rules] == [r.rule for r in first.rules]
+    assert all(r.positions == {} for r in hit.rules)  # line positions are lint's, not cached
+
+
+def test_a_refused_shipped_rule_is_checked_again_next_run(tmp_path: Path, monkeypatch) -> None:
+    """A shipped rule refused at start (the pattern time budget on a loaded machine) must not stay
+    refused in the cache; a refused user rule is remembered like any other rule error."""
+    from llamadiag.ruletools import checked, lint
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    slow = "spec-vision-draft-position-gap"
+
+    def busy_machine(self, loaded):
+        if loaded.rule.id == slow and loaded.builtin:
+            return [self.issue(loaded, (), "pattern took 0.057s on a 20000-char line (budget 0.05s)")]
+        return []
+
+    monkeypatch.setattr(lint.PatternSafety, "check", busy_machine)
+    monkeypatch.setattr(lint.Examples, "check", lambda self, loaded: [])  # speed: the examples are not the point
+    first = checked.checked_knowledge()
+    assert first.rule(slow) is None and any("rule refused" in str(e) for e in first.errors)
+    assert not list((tmp_path / "cache").rglob("knowledge-*"))  # not remembered
+    monkeypatch.setattr(lint.PatternSafety, "check", lambda self, loaded: [])
+    assert checked.checked_knowledge().rule(slow) is not None  # the next run checks it again

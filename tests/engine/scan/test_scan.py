@@ -160,17 +160,19 @@ def test_engines_find_every_literal_even_overlapping() -> None:
         assert HyperscanEngine(literals).scan(block) == expected
 
 
-def test_packed_finished_runs_report_the_same(knowledge, bench_log: Path) -> None:
-    """Finished runs are kept packed (runpack.py) until the report: nothing may change."""
-    packed = Analyzer(knowledge)
-    unpacked = Analyzer(knowledge)
-    unpacked.packer.pack = lambda run: None  # type: ignore[method-assign]
+def test_runs_folded_as_they_end_report_the_same(knowledge, bench_log: Path) -> None:
+    """Ended runs are assessed and folded into the grouped summary at once (grouping.py):
+    the report is the same as when every run is kept and assessed at the end."""
+    folded = Analyzer(knowledge)
+    kept = Analyzer(knowledge)
+    kept.fold_runs = False
     for block in read_byte_blocks(str(bench_log)):
-        packed.feed_bytes(block)
-        unpacked.feed_bytes(block)
-    assert sum(run.packed is not None for run in packed.runs) >= 2
-    assert _json(packed.report()) == _json(unpacked.report())
-    assert _json(packed.report()) == _json(unpacked.report())  # a second report: runs packed again
+        folded.feed_bytes(block)
+        kept.feed_bytes(block)
+    assert folded.summary.run_count >= 2 and len(folded.runs) == len(folded.streams)  # only open runs are held
+    assert len(kept.runs) >= 3
+    assert _json(folded.report()) == _json(kept.report())
+    assert _json(folded.report()) == _json(kept.report())  # a second report: the same
 
 
 @given(

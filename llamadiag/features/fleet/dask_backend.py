@@ -1,0 +1,70 @@
+"""The fleet on Dask (`distributed`, the `llamadiag[fleet]` extra): leaves and merges are tasks
+of a cluster, either one that already runs (`--scheduler tcp://HOST:8786`) or a
+`LocalCluster` of worker processes started here (`--workers N`).
+
+The workers import llamadiag and read the logs themselves, so the paths must be ones they see
+(shared storage, or fsspec URLs such as `s3://`; docs/fleet.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from llamadiag.features.fleet.perlog import summarize
+from llamadiag.features.fleet.sources import LogTask
+from llamadiag.features.fleet.summary import Summary, combine
+
+
+class DaskBackend:
+    """Nodes as Dask futures on `client`; merges run on the workers next to their inputs."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
+        """The log summarised on a worker."""
+        return self.client.submit(summarize, task, rules, pure=False)
+
+    def merge(self, left: Any, right: Any) -> Any:
+        """The merge of two futures, on a worker."""
+        return self.client.submit(combine, left, right, pure=False)
+
+    def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
+        """As the cluster finishes them."""
+        from distributed import as_completed
+
+        return iter(as_completed(leaves))
+
+    def result(self, node: Any) -> Summary:
+        """The node's summary, brought here."""
+        return node.result()
+
+
+def dashboard_link(client: Any) -> str | None:
+    """The cluster's dashboard address, when it serves one."""
+    try:
+        link = client.dashboard_link
+    except Exception:  # no dashboard (bokeh missing) or an old scheduler
+        return None
+    return str(link) if link else None
+
+
+@contextmanager
+def dask_client(workers: int | None = None, scheduler: str | None = None) -> Iterator[Any]:
+    """A client of the cluster at `scheduler`, or of a LocalCluster of `workers` processes
+    (one thread each: the engine is pure Python, threads would share one core)."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as exc:
+        raise RuntimeError("--workers and --scheduler need Dask: pip install 'llamadiag[fleet]'") from exc
+    if scheduler:
+        with Client(scheduler) as client:
+            yield client
+        return
+    with (
+        LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        Client(cluster) as client,
+    ):
+        yield client

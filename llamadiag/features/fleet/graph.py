@@ -1,0 +1,147 @@
+"""The fleet's task graph and the three ways to run it.
+
+One function (`run`) builds the graph for every way of running: a leaf per log
+(`perlog.summarize`) and a balanced tree of `summary.combine` nodes over the leaves in task
+order. A `Backend` only says how a node is computed:
+
+- `SerialBackend`: in this process, one log after the other (`--processes 1`);
+- `PoolBackend`: a local process pool (the embedded default, no extra dependency); the merges
+  run in this process as the leaves arrive (a merge costs microseconds);
+- `DaskBackend` (`dask_backend.py`): leaves and merges are Dask tasks on a `distributed` cluster.
+
+Because the merge is associative and commutative, the report is byte for byte the same in all.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from llamadiag.features.fleet.perlog import summarize
+from llamadiag.features.fleet.sources import LogTask
+from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
+
+
+class Node(Protocol):
+    """A value that a backend computes: `result()` waits for it."""
+
+    def result(self) -> Summary:
+        """The summary this node stands for."""
+        ...
+
+
+class Backend(Protocol):
+    """How the graph's nodes are computed."""
+
+    def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
+        """A node for one log's summary."""
+        ...
+
+    def merge(self, left: Any, right: Any) -> Any:
+        """A node for the merge of two nodes."""
+        ...
+
+    def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
+        """The leaf nodes as they are done."""
+        ...
+
+    def result(self, node: Any) -> Summary:
+        """Wait for a node and return its summary."""
+        ...
+
+
+class _Lazy:
+    """A node computed in this process the first time its result is asked for."""
+
+    def __init__(self, fn: Callable[..., Summary], *args: Any) -> None:
+        self._fn, self._args = fn, args
+        self._value: Summary | None = None
+
+    def result(self) -> Summary:
+        if self._value is None:
+            self._value = self._fn(*(a.result() if hasattr(a, "result") else a for a in self._args))
+            self._args = ()
+        return self._value
+
+
+class SerialBackend:
+    """Every node in this process, the logs one after the other."""
+
+    def leaf(self, task: LogTask, rules: tuple[str, ...]) -> _Lazy:
+        """A log summarised when asked."""
+        return _Lazy(summarize, task, rules)
+
+    def merge(self, left: Any, right: Any) -> _Lazy:
+        """A merge computed when asked."""
+        return _Lazy(combine, left, right)
+
+    def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
+        """In task order; each is computed when its result is asked for."""
+        yield from leaves
+
+    def result(self, node: Any) -> Summary:
+        """The node's summary."""
+        return node.result()
+
+
+class PoolBackend(SerialBackend):
+    """Logs in a local process pool of `processes` workers; merges in this process."""
+
+    def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
+        self.pool = pool
+
+    def leaf(self, task: LogTask, rules: tuple[str, ...]) -> cf.Future[Summary]:  # type: ignore[override]
+        """The log summarised in a pool process."""
+        return self.pool.submit(summarize, task, rules)
+
+    def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
+        """As the pool finishes them."""
+        return cf.as_completed(leaves)
+
+
+@dataclass
+class Progress:
+    """Told of each log as it is done (its task and summary), in completion order."""
+
+    on_log: Callable[[LogTask, Summary], None] = lambda _t, _s: None
+
+
+def build_tree(leaves: list[Any], merge: Callable[[Any, Any], Any]) -> Any:
+    """A balanced tree of merges over the leaves, in their order (None when there are none)."""
+    level = leaves
+    while len(level) > 1:
+        nxt = [merge(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return level[0] if level else None
+
+
+def run(
+    tasks: list[LogTask], backend: Backend, rules: tuple[str, ...] = (), progress: Progress | None = None
+) -> Summary:
+    """Summarise every log on the backend and merge the summaries; the same graph on every backend.
+
+    A leaf that fails on the backend itself (a pool process killed by the kernel, a lost Dask
+    worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
+    which gives the same summary since the merge is associative."""
+    progress = progress or Progress()
+    leaves = [backend.leaf(t, rules) for t in tasks]
+    task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
+    root = build_tree(leaves, backend.merge)
+    done: list[Summary] = []
+    for leaf in backend.as_completed(leaves):
+        task = task_of[id(leaf)]
+        try:
+            summary = backend.result(leaf)
+        except Exception as exc:  # the worker died under this log: the rest goes on
+            summary = Summary((), (LogError(task.name, f"the worker failed: {type(exc).__name__}: {exc}"),), 1)
+        done.append(summary)
+        progress.on_log(task, summary)
+    if root is None:
+        return EMPTY
+    if len(done) == len(leaves) and not any(e.error.startswith("the worker failed:") for s in done for e in s.errors):
+        return backend.result(root)
+    return combine_all(done)

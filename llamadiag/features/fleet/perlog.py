@@ -1,0 +1,170 @@
+"""The work on one log: read it where the worker runs, diagnose it through `llamadiag.api`, and
+boil the report down to a `Summary` (what the reduce merges).
+
+`summarize` never raises: an unreadable file, a permission error, a bad archive or a backend
+error becomes a `LogError` of that log, and the rest of the fleet goes on.
+"""
+
+from __future__ import annotations
+
+import tarfile
+import zipfile
+from collections import defaultdict
+
+from llamadiag import api
+from llamadiag.engine.findings import RunOut
+from llamadiag.features.fleet.sources import LogTask, is_url
+from llamadiag.features.fleet.summary import (
+    MAX_TEMPLATES_PER_INSTANCE,
+    Hit,
+    Instance,
+    LogError,
+    Summary,
+    Template,
+    combine_all,
+    example_text,
+)
+
+# an archive member is read into memory to be diagnosed: bigger ones must be extracted first
+MAX_MEMBER_BYTES = 1 << 30
+
+_knowledge: dict[tuple[str, ...], api.Knowledge] = {}
+
+
+def knowledge_for(rules: tuple[str, ...]) -> api.Knowledge:
+    """The checked knowledge, loaded once per process (each pool process and Dask worker)."""
+    if rules not in _knowledge:
+        from pathlib import Path
+
+        _knowledge[rules] = api.load_knowledge([Path(r) for r in rules])
+    return _knowledge[rules]
+
+
+def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
+    """The summary of one log; a log that cannot be read gives a summary holding only its error."""
+    try:
+        diagnosis = _diagnose(task, knowledge_for(rules))
+    except api.InputError as exc:
+        return _failed(task, str(exc))
+    except OSError as exc:
+        return _failed(task, f"{exc.strerror or type(exc).__name__}: {exc.filename or task.url}")
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        return _failed(task, f"bad archive: {exc}")
+    except Exception as exc:  # a backend's or the engine's error on one log must not stop the fleet
+        return _failed(task, f"{type(exc).__name__}: {exc}")
+    if diagnosis.input_error and not diagnosis.report.input.get("lines"):
+        return _failed(task, diagnosis.input_error)  # nothing was read: no instance to speak of
+    summary = from_report(task, diagnosis.report)
+    if diagnosis.input_error:  # a truncated archive: what was read counts, and the log is listed
+        summary = Summary(summary.instances, (LogError(task.name, diagnosis.input_error),), 1)
+    return summary
+
+
+def _failed(task: LogTask, error: str) -> Summary:
+    return Summary((), (LogError(task.name, " ".join(error.split())[:300]),), 1)
+
+
+def _diagnose(task: LogTask, k: api.Knowledge) -> api.Diagnosis:
+    if task.member is not None:
+        return api.diagnose_text(_member_bytes(task), name=f"{task.url}!{task.member}", knowledge=k, unmatched=True)
+    if is_url(task.url):
+        import fsspec
+
+        with fsspec.open(task.url, "rb") as f:
+            return api.diagnose_stream(f, name=task.url, knowledge=k, unmatched=True)
+    return api.diagnose(task.url, knowledge=k, unmatched=True)
+
+
+def _member_bytes(task: LogTask) -> bytes:
+    assert task.member is not None
+    if task.url.endswith(".zip"):
+        with zipfile.ZipFile(task.url) as z:
+            info = z.getinfo(task.member)
+            _check_size(info.file_size)
+            return z.read(info)
+    with tarfile.open(task.url) as t:
+        member = t.getmember(task.member)
+        _check_size(member.size)
+        f = t.extractfile(member)
+        if f is None:
+            raise OSError(f"not a regular file in the archive: {task.member}")
+        return f.read()
+
+
+def _check_size(size: int) -> None:
+    if size > MAX_MEMBER_BYTES:
+        raise OSError(f"archive member of {size >> 20} MiB: extract it and give the file")
+
+
+def from_report(task: LogTask, report: api.Report) -> Summary:
+    """The instances of one diagnosed log: one, named from the path, or one per wrapper instance
+    (pod, compose service, router port) when the log holds several servers."""
+    wrapped = {r.instance for r in report.runs if r.instance}
+
+    def name_of(instance: str | None) -> str:
+        return f"{task.name}/{instance}" if len(wrapped) > 1 and instance else task.name
+
+    runs_of: dict[str, list[RunOut]] = defaultdict(list)
+    with_findings = {f.run for f in report.findings}
+    for run in report.runs:
+        # in a file of several servers, a run without instance holds the wrapper's own lines
+        # (compose's "llama-1 exited with code 1"): an instance only when something was found there
+        if len(wrapped) > 1 and not run.instance and run.index not in with_findings:
+            continue
+        runs_of[name_of(run.instance)].append(run)
+    if not runs_of:
+        runs_of[task.name] = []
+    kept_runs = [r for runs in runs_of.values() for r in runs]
+    run_name = {r.index: name_of(r.instance) for r in kept_runs}
+    hits: dict[str, dict[str, Hit]] = defaultdict(dict)
+    run_build = {r.index: r.facts.get("build") for r in report.runs}
+    for f in report.findings:
+        name = run_name.get(f.run, task.name)
+        build = run_build.get(f.run)
+        hit = Hit(
+            f.rule_id, f.count, 1, f.confidence, (build,) if isinstance(build, int) else (), task.mtime, task.mtime
+        )
+        hits[name][f.rule_id] = hits[name][f.rule_id].merged(hit) if f.rule_id in hits[name] else hit
+    templates: dict[str, dict[str, Template]] = defaultdict(dict)
+    for u in report.unmatched:
+        name = _name_at_line(kept_runs, u.first_line, run_name, task.name)
+        example = example_text(u.examples[0][1]) if u.examples else ""
+        t = Template(u.template, u.level or "", u.count, example)
+        here = templates[name]
+        here[u.template] = here[u.template].merged(t) if u.template in here else t
+    lines = int(report.input.get("lines") or 0)
+    size = int(report.input.get("bytes") or 0)
+    instances = []
+    for name, runs in runs_of.items():
+        last = runs[-1].facts if runs else {}
+        kept = sorted(templates[name].values(), key=lambda t: (-t.count, t.template))[:MAX_TEMPLATES_PER_INSTANCE]
+        # lines and bytes belong to the log: counted once, on its first instance
+        first = name == next(iter(runs_of))
+        instances.append(
+            Instance(
+                name,
+                (task.name,),
+                _int(last.get("build")),
+                _int(last.get("build_min")),
+                _int(last.get("build_max")),
+                len(runs),
+                lines if first else 0,
+                size if first else 0,
+                task.mtime,
+                tuple(hits[name][r] for r in sorted(hits[name])),
+                tuple(sorted(kept, key=lambda t: t.template)),
+            )
+        )
+    return combine_all([Summary((i,), (), 0) for i in instances] + [Summary((), (), 1)])
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _name_at_line(runs: list[RunOut], line: int, run_name: dict[int, str], default: str) -> str:
+    """The instance of the narrowest run holding the line (a wrapper's run may span others)."""
+    holding = [r for r in runs if r.first_line <= line <= r.last_line]
+    if not holding:
+        return default
+    return run_name[min(holding, key=lambda r: (r.last_line - r.first_line, r.index)).index]

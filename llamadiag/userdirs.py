@@ -1,0 +1,34 @@
+"""Where llamadiag keeps the user's files: the config folder (user rules, llamadiag.toml) and the
+cache folder, native on every OS (platformdirs: ~/.config and ~/.cache on Linux, ~/Library on
+macOS, %LOCALAPPDATA% on Windows).
+
+$XDG_CONFIG_HOME / $XDG_CACHE_HOME win on every OS when set, and a ~/.config/llamadiag that
+already exists keeps being used (where earlier versions put user rules on every OS).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "llamadiag"
+
+
+def config_dir() -> Path:
+    """The user config folder: $XDG_CONFIG_HOME/llamadiag, else an existing ~/.config/llamadiag,
+    else the OS's own (platformdirs)."""
+    if os.environ.get("XDG_CONFIG_HOME"):
+        return Path(os.environ["XDG_CONFIG_HOME"]) / APP
+    legacy = Path.home() / ".config" / APP
+    if legacy.is_dir():
+        return legacy
+    return Path(platformdirs.user_config_dir(APP, appauthor=False))
+
+
+def cache_dir() -> Path:
+    """The cache folder: $XDG_CACHE_HOME/llamadiag, else the OS's own (platformdirs)."""
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / APP
+    return Path(platformdirs.user_cache_dir(APP, appauthor=False))

@@ -1,0 +1,91 @@
+"""Start-up: `--help`, `--version` and shell completion import neither the analyzer nor the
+pydantic models (issue #13 point 15, #11 point 4); what they show is what the commands say."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from llamadiag.cli import COMMANDS, RULES
+from llamadiag.cli.lazy import LazyCommand
+
+# what a command's start-up must not pay for when it does not analyse anything
+HEAVY = (
+    "llamadiag.api",
+    "llamadiag.engine.analyze",
+    "llamadiag.engine.findings",
+    "llamadiag.knowledge.rulemodel",
+    "llamadiag.knowledge.formatmodel",
+)
+
+
+def imported(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+    """Run llamadiag with -X importtime; the result and the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "llamadiag", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "120", **(env or {})},
+        timeout=120,
+    )
+    mods = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    return proc, mods
+
+
+@pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["--help"], None),
+        (["--version"], None),
+        (["rules", "--help"], None),
+        ([], {"_LLAMADIAG_COMPLETE": "complete_bash", "COMP_WORDS": "llamadiag ex", "COMP_CWORD": "1"}),
+        ([], {"_LLAMADIAG_COMPLETE": "complete_zsh", "_TYPER_COMPLETE_ARGS": "llamadiag rules l"}),
+    ],
+)
+def test_light_calls_do_not_import_the_analyzer(args: list[str], env: dict[str, str] | None) -> None:
+    proc, mods = imported(*args, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "llamadiag.cli" in mods  # the measurement saw the command line start
+    assert not mods & set(HEAVY), sorted(mods & set(HEAVY))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_do_not_import_rich(args: list[str]) -> None:
+    _, mods = imported(*args)
+    assert "rich.console" not in mods
+
+
+def test_help_lists_every_command_and_completion_completes_names() -> None:
+    proc, _ = imported("--help")
+    for command in COMMANDS:
+        assert f"  {command.name} " in proc.stdout
+    proc, _ = imported(env={"_LLAMADIAG_COMPLETE": "complete_bash", "COMP_WORDS": "llamadiag ex", "COMP_CWORD": "1"})
+    assert proc.stdout.split() == ["explain"]
+
+
+def test_explain_still_imports_what_it_uses(tmp_path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("main: server is listening on http://127.0.0.1:8080 - starting the main loop\n")
+    proc, mods = imported("explain", str(log))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "llamadiag.engine.analyze" in mods
+
+
+@pytest.mark.parametrize("command", [*COMMANDS, *RULES], ids=lambda c: c.name)
+def test_registered_help_is_the_commands_own(command: LazyCommand) -> None:
+    """The listing shows the registered one-line help; it must say what the command itself says."""
+    real = command.load()
+    for limit in (45, 80, 200):
+        stub_text = type(real)(name=command.name, help=command.help).get_short_help_str(limit)
+        assert real.get_short_help_str(limit) == stub_text
+
+
+def test_version_digest_is_the_knowledge_digest() -> None:
+    from llamadiag import api
+
+    proc, _ = imported("--version")
+    k = api.load_knowledge(checked=False)
+    assert f"rules {k.digest}, {len(k.rules) + len(k.errors)} rule files" in proc.stdout
