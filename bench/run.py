@@ -1,14 +1,18 @@
-"""The benchmark: `llamadiag explain` against `LC_ALL=C grep -E -c -f` on the same log.
+"""The benchmark: `llamadiag explain` against `LC_ALL=C grep -E -c -f` on the same log, per shape.
 
-For each size a realistic log is generated once (bench/gen.py, into bench/out/, which
-git ignores) and the rules' signatures are exported with `llamadiag rules export --grep`.
-Then, per engine, explain and grep run alternately on the same file (page cache warm),
-`--rounds` times; each child's wall time and peak RSS (wait4) are taken. Reported: median
-MB/s of each, the median of the per-round ratios grep time / explain time (explain's
-throughput as a fraction of grep's), and the peak RSS. Start-up is measured as the
-median wall time of `explain` on a three-line log.
+Shapes (`--shapes`, default all): `gen` is bench/gen.py's log; `req-<shape>` are the eras and
+wrappers of bench/gen_requests.py, an independent generator of each era's per-request lines
+(`req-mixed` every shape in turn); `real` replays the real-binary logs of sample_logs/real/
+(concatenated in a seeded order to the size). Each log is generated once into bench/out/
+(ignored by git) and the rules' signatures are exported with `llamadiag rules export --grep`.
+Then, per shape and engine, explain and grep run alternately on the same file (page cache
+warm), `--rounds` times; each child's wall time, CPU time (user + system) and peak RSS are
+taken. Reported per shape: median MB/s of each (wall and CPU), the median of the per-round
+ratios grep time / explain time (explain's throughput as a fraction of grep's; on CPU time,
+which a loaded machine disturbs less), and the peak RSS; then the worst shape, the figure
+that counts. Start-up is the median wall time of `explain` on a three-line log.
 
-    python bench/run.py --sizes 200M,1G [--rounds 3] [--engines hyperscan,stdlib]
+    python bench/run.py --sizes 200M [--shapes gen,req-mixed,real] [--rounds 3] [--engines hyperscan,stdlib]
 """
 
 from __future__ import annotations
@@ -34,8 +38,8 @@ from gen import parse_size  # noqa: E402
 GNU_TIME = Path("/usr/bin/time")
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, bytes]:
-    """(wall seconds, peak RSS KiB, exit code, stdout) of one child, stdout piped.
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, int, bytes, float]:
+    """(wall seconds, peak RSS KiB, exit code, stdout, CPU seconds) of one child, stdout piped.
 
     The peak RSS comes from GNU time when present: a child forked from this process
     could otherwise be charged for this process's pages."""
@@ -53,7 +57,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int
             raise SystemExit(f"{cmd[:4]} failed ({proc.returncode}): {err.read().decode()[-500:]}")
         reported = rss_file.read().strip().splitlines()
         peak = int(reported[-1]) if prefix and reported and reported[-1].isdigit() else usage.ru_maxrss
-        return wall, peak, proc.returncode, out
+        return wall, peak, proc.returncode, out, usage.ru_utime + usage.ru_stime
 
 
 def llamadiag(*args: str) -> list[str]:
@@ -73,36 +77,59 @@ def warm(path: Path) -> None:
             pass
 
 
-def bench_size(size_text: str, engines: list[str], rounds: int, signatures: Path) -> list[dict]:
+REQUEST_SHAPES = ("b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald", "mixed")
+SHAPES = ("gen", *(f"req-{shape}" for shape in REQUEST_SHAPES), "real")
+
+
+def make_log(shape: str, size_text: str) -> Path:
+    """The log of a shape and size in bench/out/, generated (in a child) when missing."""
     size = parse_size(size_text)
-    log = OUT / f"bench-{size_text}.log"
-    if not log.exists() or abs(log.stat().st_size - size) > size // 100:
-        print(f"generating {log} ...", file=sys.stderr)
-        # in a child: a fork copies this process, and its peak RSS would count in every child's
-        subprocess.run([sys.executable, str(HERE / "gen.py"), "--size", size_text, "--out", str(log)], check=True)
+    log = OUT / (f"bench-{size_text}.log" if shape == "gen" else f"{shape}-{size_text}.log")
+    if log.exists() and abs(log.stat().st_size - size) <= size // 100:
+        return log
+    print(f"generating {log} ...", file=sys.stderr)
+    # in a child: a fork copies this process, and its peak RSS would count in every child's
+    if shape == "gen":
+        cmd = [str(HERE / "gen.py"), "--size", size_text, "--out", str(log)]
+    elif shape == "real":
+        cmd = [str(HERE / "gen_requests.py"), "--replay-real", "--size", size_text, "--out", str(log)]
+    else:
+        cmd = [str(HERE / "gen_requests.py"), "--shape", shape[4:], "--size", size_text, "--out", str(log)]
+    subprocess.run([sys.executable, *cmd], check=True)
+    return log
+
+
+def bench_shape(shape: str, size_text: str, engines: list[str], rounds: int, signatures: Path) -> list[dict]:
+    log = make_log(shape, size_text)
     warm(log)
     mb = log.stat().st_size / 1e6
     grep = ["grep", "-E", "-c", "-f", str(signatures), str(log)]
     grep_env = dict(os.environ, LC_ALL="C")
     results = []
     for engine in engines:
-        ex_times, grep_times, ratios, rss, grep_rss = [], [], [], [], []
+        ex, gr, ratios, cpu_ratios, rss, grep_rss = [], [], [], [], [], []
         matches = b""
         for _ in range(rounds):
-            wall, peak, _, _ = timed(llamadiag("explain", str(log), "-f", "json", "--no-progress"), env_for(engine))
-            g_wall, g_peak, _, matches = timed(grep, grep_env)
-            ex_times.append(wall)
-            grep_times.append(g_wall)
+            explain = llamadiag("explain", str(log), "-f", "json", "--no-progress")
+            wall, peak, _, _, cpu = timed(explain, env_for(engine))
+            g_wall, g_peak, _, matches, g_cpu = timed(grep, grep_env)
+            ex.append((wall, cpu))
+            gr.append((g_wall, g_cpu))
             ratios.append(g_wall / wall)
+            cpu_ratios.append(g_cpu / cpu)
             rss.append(peak)
             grep_rss.append(g_peak)
         row = {
+            "shape": shape,
             "size": size_text,
             "mb": round(mb, 1),
             "engine": engine,
-            "explain_mb_s": round(mb / statistics.median(ex_times), 1),
-            "grep_mb_s": round(mb / statistics.median(grep_times), 1),
+            "explain_mb_s": round(mb / statistics.median(w for w, _ in ex), 1),
+            "explain_cpu_mb_s": round(mb / statistics.median(c for _, c in ex), 1),
+            "grep_mb_s": round(mb / statistics.median(w for w, _ in gr), 1),
+            "grep_cpu_mb_s": round(mb / statistics.median(c for _, c in gr), 1),
             "ratio": round(statistics.median(ratios), 3),
+            "cpu_ratio": round(statistics.median(cpu_ratios), 3),
             "explain_peak_rss_mib": round(max(rss) / 1024, 1),
             "grep_peak_rss_mib": round(max(grep_rss) / 1024, 1),
             "grep_matching_lines": int(matches.strip() or 0),
@@ -122,29 +149,42 @@ def startup(runs: int = 15) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", default="200M,1G")
+    ap.add_argument("--sizes", default="200M")
+    ap.add_argument("--shapes", default=",".join(SHAPES), help=f"any of {', '.join(SHAPES)}")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--engines", default="hyperscan,stdlib")
     args = ap.parse_args()
     if not shutil.which("grep"):
         raise SystemExit("grep is needed for the comparison")
+    shapes = [shape.strip() for shape in args.shapes.split(",")]
+    unknown = set(shapes) - set(SHAPES)
+    if unknown:
+        raise SystemExit(f"unknown shapes: {', '.join(sorted(unknown))} (known: {', '.join(SHAPES)})")
     OUT.mkdir(exist_ok=True)
     signatures = OUT / "signatures.ere"
     subprocess.run(llamadiag("rules", "export", "--grep", "-o", str(signatures)), env=env_for(None), check=True)
     rows = []
     for size in args.sizes.split(","):
-        rows += bench_size(size.strip(), args.engines.split(","), args.rounds, signatures)
+        for shape in shapes:
+            rows += bench_shape(shape, size.strip(), args.engines.split(","), args.rounds, signatures)
     summary = {"cpus": os.cpu_count(), "load_before": os.getloadavg(), **startup(), "rows": rows}
     stamp = time.strftime("%Y%m%d-%H%M%S")
     (OUT / f"results-{stamp}.json").write_text(json.dumps(summary, indent=2))
     print(f"start-up (explain on a 3-line log): median {summary['startup_median_ms']} ms")
-    print("| size | engine | explain MB/s | grep MB/s | explain / grep | explain peak RSS |")
-    print("|---|---|---|---|---|---|")
+    print("| size | shape | engine | explain MB/s (CPU) | grep MB/s (CPU) | explain / grep (CPU) | explain peak RSS |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(
-            f"| {r['size']} | {r['engine']} | {r['explain_mb_s']} | {r['grep_mb_s']} | "
-            f"{r['ratio']:.3f}x | {r['explain_peak_rss_mib']} MiB |"
+            f"| {r['size']} | {r['shape']} | {r['engine']} | {r['explain_mb_s']} ({r['explain_cpu_mb_s']}) | "
+            f"{r['grep_mb_s']} ({r['grep_cpu_mb_s']}) | {r['ratio']:.3f}x ({r['cpu_ratio']:.3f}x) | "
+            f"{r['explain_peak_rss_mib']} MiB |"
         )
+    for size in args.sizes.split(","):
+        for engine in args.engines.split(","):
+            mine = [r for r in rows if r["size"] == size.strip() and r["engine"] == engine]
+            if mine:
+                worst = min(mine, key=lambda r: r["cpu_ratio"])
+                print(f"worst shape at {size} with {engine}: {worst['shape']}, {worst['cpu_ratio']:.3f}x grep (CPU)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,10 @@ VERSION_FIELDS = ("build", "commit", "semver", "compiler", "target", "debug_buil
 MAX_LIST_VALUES = 32  # a list fact (backends, devices) stays small on an endless stream
 
 
+# era fingerprints named in a run's evidence (later ones still narrow its build range)
+MAX_ERA_EVIDENCE = 8
+
+
 @dataclass
 class FactValue:
     """A fact's value, the log line it came from (None when not from a line) and its source."""
@@ -161,7 +165,7 @@ class FactState:
 
     def observe_era(self, name: str, lo: int | None, hi: int | None, line: int) -> None:
         """Narrow the run's build range with an era fingerprint seen at `line`."""
-        if len(self.era_evidence) < 8 and all(n != name for n, _ in self.era_evidence):
+        if len(self.era_evidence) < MAX_ERA_EVIDENCE and all(n != name for n, _ in self.era_evidence):
             self.era_evidence.append((name, line))
         if lo is not None:
             self.era_min = lo if self.era_min is None else max(self.era_min, lo)

@@ -153,14 +153,9 @@ class StatLine(Strict):
 
 
 class Stats(Strict):
-    """rules/formats/stats.yaml: statistic lines and the routine lines of a healthy server."""
+    """rules/formats/stats.yaml: the statistic lines aggregated per run."""
 
     lines: list[StatLine]
-    routine: list[str] = Field(
-        default_factory=list,
-        description="Lines a healthy server prints per request, of every era. Literals found in them are "
-        "handled a stretch of lines at a time (the bulk path); this only changes speed, never findings.",
-    )
 
 
 class Fact(Strict):

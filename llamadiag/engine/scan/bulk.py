@@ -1,26 +1,29 @@
-"""The bulk path: stretches of routine per-request lines handled without looking at each line.
+"""The bulk path: stretches of lines that can change nothing but statistics, consumed at once.
 
-A long log is mostly what a healthy server prints per request (progress, timings, draft
-acceptance, HTTP status: the `routine` lines of rules/formats/stats.yaml). The literals
-found in those lines are *hot*; every other literal is *cold*. While the analyzer is in a
-plain state (one stream, nothing held, no hook), the scanner hands each block to
-`stretch`, which finds the first line that needs the per-line path:
+A long log is mostly what a healthy server prints per request. Whether a line matters is not
+read from a list of line shapes but from liveness, computed from the knowledge: each literal
+feeds targets (a fact, an era fingerprint, a signature entry, a run boundary, a statistic).
 
-- a cold literal (a start line, an error, a fact of the startup block ...);
-- a line whose shape the run has not vouched for: a wrapper the run has not seen, one
-  naming another instance, a dropped line, a continuation, a JSON line, a control or
-  non-ASCII byte;
-- a match of a *live* hot target (one whose effect could still change the run: a fact not
-  yet known, an era not yet seen, a signature entry someone waits for), found with its
-  pattern loosened (`regex_rewrite.loosened`) so that no match proves no effect.
+- A literal with a target that always matters (a run start, a version line, a single-line
+  signature, a cut mark ...) always stops a stretch.
+- A literal whose targets can settle (a scalar fact once known, an era fingerprint once seen
+  or unable to narrow the build range, a later signature entry nobody waits for, an
+  exclusion once applied), or are statistics, or first entries of multi-line signatures
+  (queued), stops a stretch only while a target is live, and then only on a line where the
+  target's pattern, loosened (`regex_rewrite.loosened`), matches: no match proves no effect.
+  What is dead is skipped wherever it occurs, whatever the line shape.
+- A line of a shape the run has not vouched for stops a stretch too: a wrapper the run has
+  not seen, one naming another instance, a dropped line, a JSON line, a control or non-ASCII
+  byte; continuation lines count unless the stretch holds no signature start.
 
-Everything before that line is consumed at once: statistics by one `findall` per
-statistic over the stretch (at most one match per line, as `search` on each line would
-give), the last starts of multi-line signatures queued as the per-line path would queue
-them, and the run's line counters. The tests run every sample and generated log with and
-without this path and compare the whole reports.
+The stop finder (stops.py) looks only for the literals live in the run's state once that
+state has held for a few stretches and into a new block (settled literals that are frequent in this log are left
+out of its database). Everything before the first stop is consumed at once: statistics by
+one `findall` per statistic over the stretch (at most one match per line, as `search` on
+each line would give), the last starts of multi-line signatures queued as the per-line path
+would queue them, and the run's line counters. The tests run every sample, real and
+generated log with and without this path and compare the whole reports.
 """
-
 from __future__ import annotations
 
 import re
@@ -44,84 +47,222 @@ _GOOD = bytes([9, 10, *range(0x20, 0x7F)])
 _BAD = re.compile(rb"[^\t\n\x20-\x7e]")
 
 
-class Plan:
-    """What the hot targets do in one state of a run."""
-
-    def __init__(self) -> None:
-        self.stats: list[tuple[bytes, Target, Any, tuple[str, ...]]] = []
-        self.deferrable: list[tuple[bytes, Target]] = []
-        self.live: list[Any] = []
+# what a watched literal does in the run's present state (see BulkPath.status)
+STOP = None
+Status = tuple[tuple[Any, ...], tuple[Target, ...], tuple[tuple[tuple[int, int], Any], ...]] | None
+# kinds of target whose effect can become void (Scanner.inert): a fact once known, an era once
+# seen, a later signature entry nobody waits for ... and statistics, which a stretch aggregates
+SETTLING = frozenset({"fact", "era", "sig", "startup", "exclude", "absent_block", "cont", "bridge", "stat"})
+# kinds that never stop a stretch: statistics are aggregated, continuation lines found by shape
+BULK_INERT = frozenset({"stat", "cont", "bridge"})
+# stretches in one state of the run before the finder narrows to the literals live in it
+STABLE_STRETCHES = 4
+# hits of a literal in stretches before the finder may leave it out once it settles
+FREQUENT = 64
 
 
 class BulkPath:
-    """Handles stretches of routine lines of a block without the per-line path."""
+    """Handles stretches of lines of a block that can change nothing but statistics."""
 
     def __init__(self, scanner: ScannerView) -> None:
         self.s = scanner
         k = scanner.a.k
-        routine = k.stats.routine
-        hot_ids = [i for i, lit in enumerate(scanner.literals) if any(lit in line for line in routine)]
-        hot = set(hot_ids)
-        self.hot = [(scanner.literals[i].encode(), scanner.by_id[i]) for i in hot_ids]
-        self.hot_literals = [lit for lit, _ in self.hot]
-        self.cold = [lit.encode() for i, lit in enumerate(scanner.literals) if i not in hot]
-        self.common = Counter("\n".join(routine).encode())
+        self._stat_patterns: dict[int, tuple[Any, tuple[str, ...]]] = {}
+        # Liveness, computed from the knowledge: a literal all of whose targets can settle
+        # (or are statistics, or first entries of multi-line signatures, which are queued) is
+        # *watched*; any other (a run start, a single-line signature, a version line ...)
+        # always stops a stretch. Watched literals stop it only while one of their targets is
+        # live, and then only where the target's loosened pattern matches.
+        always: list[int] = []
+        sig_watched: list[int] = []
+        awaited: list[tuple[int, frozenset[tuple[int, int]]]] = []
+        settling: list[int] = []
+        self.stats = []
+        seen: set[int] = set()
+        for i, targets in enumerate(scanner.by_id):
+            if any(not self._can_settle(t) for t in targets):
+                always.append(i)
+                continue
+            for t in targets:
+                if t.kind == "stat" and t.serial not in seen:
+                    seen.add(t.serial)
+                    self.stats.append((scanner.literals[i].encode(), t, *self._stat_pattern(t)))
+            kinds = {t.kind for t in targets} - BULK_INERT
+            later = {t.ref[:2] for t in targets if t.kind == "sig" and t.ref[2] > 0}
+            if any(t.kind == "sig" and t.ref[2] == 0 for t in targets):
+                sig_watched.append(i)  # a signature start, queued
+            elif later:
+                awaited.append((i, frozenset(later)))  # live while a start of its signature is held
+            elif kinds:
+                settling.append(i)  # a fact, an era ...: live until it settles in the run
+            # (statistics, continuations: aggregated or shaped, never a stop)
+        self.always = frozenset(always)
+        self.steady = frozenset(always + sig_watched)
+        self.settling = settling
+        # later entries of a signature whose start a stretch may queue are live within it
+        queued = {t.ref[:2] for i in sig_watched for t in scanner.by_id[i] if t.kind == "sig" and not t.ref[2]}
+        self.steady |= {i for i, keys in awaited if keys & queued}
+        self.awaited = [(i, keys) for i, keys in awaited if not keys & queued]
+        self.stop_ids = sorted(always + sig_watched + settling + [i for i, _ in awaited])
+        self._block_index = 0
+        self._version_block = 0
+        self._active_version: tuple[Any, ...] = ()
+        self._settled: frozenset[int] = frozenset()
+        self._awaited = dict(self.awaited)
+        self._hits: Counter[int] = Counter()
+        self._frequent: set[int] = set()
+        self._stable = 0
         self.hyperscan = scanner.engine.name == "hyperscan"
-        self._cold_re: re.Pattern[bytes] | None = None
-        self._finders: dict[frozenset[str], HyperscanStops | StdlibStops] = {}
+        self._finders: dict[tuple[frozenset[str], frozenset[int] | None], HyperscanStops | StdlibStops] = {}
+        self._literal_searches: dict[frozenset[int] | None, Any] = {}
+        self._shape_searches: dict[frozenset[str], Any] = {}
+        self._sample = b""
         self._begun: set[int] = set()
         self.envelope = k.envelope
-        self._stat_patterns: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self._loose: dict[int, Any] = {}
-        self._plan_key: tuple[Any, ...] = ()
-        self._plan = Plan()
+        self._status_key: tuple[Any, ...] = ()
+        self._status_table: dict[int, Status] = {}
         self.block = b""
-        self._hits: dict[Any, tuple[int, int | None]] = {}
-        self._checks: list[re.Pattern[bytes]] = []
+        self._bad: tuple[int, int | None] | None = None
+
+    def _can_settle(self, t: Target) -> bool:
+        if t.kind == "sig" and t.ref[2] == 0:
+            return self.s.entries[t.ref[:2]] > 1  # a first entry is queued, not judged
+        return t.kind in SETTLING
 
     # -- the stretch ---------------------------------------------------------------------
     def begin(self, block: bytes) -> None:
         """Start on a new block: forget the previous block's hits."""
         self.block = block
-        self._hits = {}
         self._begun = set()
         # most blocks hold no byte a plain ASCII line cannot: then no search for one
-        self._checks = [_BAD] if block.translate(None, _GOOD) else []
+        self._bad = None if block.translate(None, _GOOD) else (0, None)
+        if not self._sample:
+            self._sample = block
+        self._block_index += 1
 
     def stretch(self, run: Run, pos: int, base: int) -> tuple[int, int]:
         """Consume lines from `pos` (a line start; `base` is the number of the line before
         it) up to the first line that needs the per-line path; return that line's offset
         and how many lines were consumed."""
         block = self.block
-        plan = self.plan(run)
+        finder = self.finder(run)
+        if id(finder) not in self._begun:
+            finder.begin(block)
+            self._begun.add(id(finder))
+        size = len(block)
+        # the first line of an unvouched shape or byte, then the first live literal before it
+        limit = finder.shape(pos, False)
+        limit = size if limit is None else limit
+        bad = self._bad_byte(pos)
+        if bad is not None and bad < limit:
+            limit = bad
         # Continuation lines join the entry before them into one. Their statistics count per
         # physical line either way, but a signature start joined to one is not queued like
         # a lone line: so a stretch holds either no continuation line, or no line holding
         # a signature start; the one reaching further is taken.
-        first_start = len(block)
-        for lit, _ in plan.deferrable:
-            at = self._next_literal(lit, pos, first_start)
-            if at is not None:
-                first_start = at
-        # (each finder costs a pass over the block: the second is asked only if it can win)
-        finder = self.finder(run)
-        if first_start == len(block):
-            stop = self._first(finder, pos, continuations=True)
-        else:
-            stop = self._first(finder, pos, continuations=False)
-            if stop < first_start:
-                stop = max(stop, min(first_start, self._first(finder, pos, continuations=True)))
-        for pattern in (*self._checks, *plan.live):
-            hit = self._next_hit(pattern, pos, stop)
-            if hit is not None:
-                stop = hit
-        if stop < len(block):
+        stop, starts = self._first_live(run, finder, pos, limit)
+        if starts and starts[0][0] < stop:
+            cont = finder.shape(pos, True)
+            if cont is not None and cont < stop:
+                stop = max(cont, starts[0][0])
+            elif stop == size and starts[-1][0] == block.rfind(b"\n", 0, size - 1) + 1:
+                stop = starts[-1][0]  # the next block may begin with a line continuing it
+        if stop < size:
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
         if stop <= pos:
             return pos, 0
         lines = block.count(b"\n", pos, stop)
-        self._consume(run, plan, pos, stop, base, lines)
+        self._consume(run, pos, stop, base, [(at, t) for at, t in starts if at < stop])
         return stop, lines
+
+    def _bad_byte(self, pos: int) -> int | None:
+        """The first byte at or after `pos` that a plain ASCII line cannot hold (remembered
+        for the block, so that the search reads each byte once)."""
+        known = self._bad
+        if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
+            return known[1]
+        m = _BAD.search(self.block, pos)
+        self._bad = (pos, m.start() if m is not None else None)
+        return self._bad[1]
+
+    def _first_live(
+        self, run: Run, finder: HyperscanStops | StdlibStops, pos: int, limit: int
+    ) -> tuple[int, list[tuple[int, Target]]]:
+        """The first line before `limit` holding a literal that stops the stretch, and the
+        signature starts to queue before it (line start, target)."""
+        block = self.block
+        table = self._table(run)
+        starts: list[tuple[int, Target]] = []
+        waiting: set[tuple[int, int]] = set()  # signatures whose start this stretch queues
+        hits, frequent = self._hits, self._frequent
+        for at, ids in finder.literal_lines(pos):
+            if at >= limit:
+                break
+            hits.update(ids)
+            for i in ids:
+                if hits[i] == FREQUENT and i not in self.steady:
+                    frequent.add(i)  # worth leaving out of the finder once it settles
+            line: bytes | None = None
+            found: list[tuple[int, Target]] = []
+            for i in ids:
+                st = table[i] if i in table else self._status(i, run, table)
+                if st is STOP:
+                    return at, starts
+                checks, defer, latent = st
+                if checks or latent:
+                    if line is None:
+                        line = block[at : block.find(b"\n", at)]
+                    if any(p.search(line) for p in checks):
+                        return at, starts
+                    # a later entry of a signature whose start this stretch queued is awaited now
+                    if any(key in waiting and p.search(line) for key, p in latent):
+                        return at, starts
+                if defer:
+                    found += [(at, t) for t in defer]
+            if found:
+                if not starts:
+                    # the stretch will end at the first continuation line after this start, or
+                    # before this start: lines past that need no look
+                    cont = finder.shape(pos, True)
+                    if cont is not None:
+                        limit = min(limit, max(cont, at) + 1)
+                waiting.update(t.ref[:2] for _, t in found)
+                starts += found
+        return limit, starts
+
+    def _table(self, run: Run) -> dict[int, Status]:
+        """The statuses of watched literals in the run's present state (computed as asked)."""
+        s = self.s
+        key = (run.index, s.a.processed, len(s.deferred), len(run.facts.wrappers), run.facts.era_min, run.facts.era_max)
+        if key != self._status_key:
+            self._status_key, self._status_table = key, {}
+        return self._status_table
+
+    def _status(self, i: int, run: Run, table: dict[int, Status]) -> Status:
+        """What watched literal `i` does in the run's present state: STOP, or the loosened
+        patterns of its live targets (a match stops), the signature starts to queue, and the
+        settled later entries of signatures (live again once their start is queued)."""
+        s = self.s
+        found: Status
+        if i in self.always:
+            found = STOP
+        else:
+            checks, defer, latent = [], [], []
+            for t in s.by_id[i]:
+                if t.kind == "stat":
+                    continue
+                if s.inert(t, run):
+                    if t.kind == "sig":
+                        latent.append((t.ref[:2], self._loosened(t)))
+                    continue
+                if t.kind == "sig" and t.ref[2] == 0:
+                    defer.append(t)
+                else:
+                    checks.append(self._loosened(t))
+            found = (tuple(checks), tuple(defer), tuple(latent))
+        table[i] = found
+        return found
 
     def _group_head(self, pos: int, stop: int) -> int:
         """A stop on a continuation line moves to the line it continues: the per-line path
@@ -135,111 +276,62 @@ class BulkPath:
             stop = block.rfind(b"\n", pos, stop - 1) + 1 or pos
         return stop
 
-    def _first(self, finder: HyperscanStops | StdlibStops, pos: int, continuations: bool) -> int:
-        if id(finder) not in self._begun:
-            finder.begin(self.block)
-            self._begun.add(id(finder))
-        hit = finder.first(pos, continuations)
-        return len(self.block) if hit is None else hit
-
-    def _next_hit(self, pattern: Any, pos: int, limit: int) -> int | None:
-        """The first match of `pattern` at or after `pos` (before `limit`), remembered for
-        the block so that each pattern reads each byte once."""
-        known = self._hits.get(pattern)
-        if known is not None:
-            start, hit = known
-            if start <= pos and (hit is None or hit >= pos):
-                return hit if hit is not None and hit < limit else None
-        m = pattern.search(self.block, pos)
-        hit = m.start() if m is not None else None
-        self._hits[pattern] = (pos, hit)
-        return hit if hit is not None and hit < limit else None
-
-    def _next_literal(self, lit: bytes, pos: int, limit: int) -> int | None:
-        """The first `lit` at or after `pos` (before `limit`), remembered like `_next_hit`: a
-        literal absent from the rest of the block is not searched again at every stretch (a
-        crash loop's block holds a stretch per run: that was a pass over the block each)."""
-        known = self._hits.get(lit)
-        if known is not None:
-            start, hit = known
-            if start <= pos and (hit is None or hit >= pos):
-                return hit if hit is not None and hit < limit else None
-        at = self.block.find(lit, pos)
-        hit = at if at >= 0 else None
-        self._hits[lit] = (pos, hit)
-        return hit if hit is not None and hit < limit else None
-
-    def _consume(self, run: Run, plan: Plan, pos: int, stop: int, base: int, lines: int) -> None:
+    def _consume(self, run: Run, pos: int, stop: int, base: int, starts: list[tuple[int, Target]]) -> None:
         block = self.block
-        last = -1
-        for lit in self.hot_literals:  # the last candidate line: each search only reads past the best so far
-            at = block.rfind(lit, max(pos, last + 1), stop)
-            if at > last:
-                last = at
+        last = self._last_candidate(pos, stop)
         if last < 0:
             return  # no candidate line: the per-line path would not have looked at any
-        for lit, target, pattern, columns in plan.stats:
+        for lit, target, pattern, columns in self.stats:
             if block.find(lit, pos, stop) >= 0:
                 rows = pattern.findall(block, pos, stop)
                 if rows:
                     if len(columns) < 2:  # findall gives bare values (or whole matches) then
                         rows = [(row,) if columns else () for row in rows]
                     run.stats.observe_rows(target.ref, columns, rows)
-        for lit, target in plan.deferrable:
-            self._defer_last(run, lit, target, pos, stop, base + lines + 1)
+        if starts:
+            self._queue_starts(run, pos, base, starts)
+        lines = block.count(b"\n", pos, stop)
         run.last_line = max(run.last_line, base + lines - block.count(b"\n", last, stop) + 1)
         if run.since_start > 0:
             run.since_start += 1  # only "any entry after the start line" is ever asked
         else:
-            first = min(i for i in (block.find(lit, pos, stop) for lit in self.hot_literals) if i >= 0)
-            end = block.find(b"\n", first, stop) + 1
-            more = any(block.find(lit, end, stop) >= 0 for lit in self.hot_literals)
-            run.since_start += 2 if more else 1
+            run.since_start += 2 if len(self.s.engine.scan(block[pos:stop])) > 1 else 1
 
-    def _defer_last(self, run: Run, lit: bytes, target: Target, pos: int, stop: int, number: int) -> None:
-        """Queue the last starts of a multi-line signature in the stretch, as the per-line
-        path would have queued them (its queue keeps only the last MAX_PARTIALS)."""
-        block = self.block
-        found: list[tuple[int, str]] = []
-        end = stop
-        # `number` is the line at `stop`, counted down from there
-        while len(found) < MAX_PARTIALS:
-            at = block.rfind(lit, pos, end)
-            if at < 0:
-                break
-            start = block.rfind(b"\n", pos, at) + 1 or pos
-            raw = block[start : block.find(b"\n", at)].decode("ascii")
-            number -= block.count(b"\n", start, end)
-            line, _ = self.s.a.envelope.peel(number, raw)
-            if line is not None and target.pattern.search(line.text):
-                found.append((number, raw))
-            end = start
-        for number, raw in reversed(found):
-            self.s.deferred.add(run, target.ref[:2], number, raw)
+    def _last_candidate(self, pos: int, stop: int) -> int:
+        """Offset of the last line in [pos, stop) holding any literal, or -1 (the scan reads
+        back from `stop` a few KiB at a time: the last such line is seldom far)."""
+        block, end, step = self.block, stop, 4096
+        while end > pos:
+            start = block.rfind(b"\n", pos, max(pos, end - step)) + 1 or pos
+            hits = self.s.engine.scan(block[start:end])
+            if hits:
+                return start + hits[-1][0]
+            end, step = start, step * 4
+        return -1
 
-    # -- what the hot targets do in the run's present state ----------------------------------
-    def plan(self, run: Run) -> Plan:
-        """What the hot targets do in the run's present state, cached until that state changes."""
-        s = self.s
-        key = (run.index, s.a.processed, len(s.deferred), len(run.facts.wrappers))
-        if key == self._plan_key:
-            return self._plan
-        plan, seen = Plan(), set()
-        for lit, targets in self.hot:
-            for t in targets:
-                if t.serial in seen:
-                    continue
-                seen.add(t.serial)
-                if t.kind == "stat":
-                    plan.stats.append((lit, t, *self._stat_pattern(t)))
-                elif s.inert(t, run):
-                    continue
-                elif t.kind == "sig" and t.ref[2] == 0 and s.entries[t.ref[:2]] > 1:
-                    plan.deferrable.append((lit, t))
-                else:
-                    plan.live.append(self._loosened(t))
-        self._plan_key, self._plan = key, plan
-        return plan
+    def _queue_starts(self, run: Run, pos: int, base: int, starts: list[tuple[int, Target]]) -> None:
+        """Queue the starts of multi-line signatures in the stretch whose pattern matches, as
+        the per-line path would have queued them (its queues keep only the last MAX_PARTIALS)."""
+        block, peel = self.block, self.s.a.envelope.peel
+        kept: list[tuple[tuple[int, int], int, str]] = []
+        full: dict[tuple[int, int], int] = {}
+        number, counted = base, pos
+        numbers = []
+        for at, _ in starts:
+            number += block.count(b"\n", counted, at)
+            counted = at
+            numbers.append(number + 1)
+        for (at, t), number in zip(reversed(starts), reversed(numbers), strict=True):
+            key = t.ref[:2]
+            if full.get(key, 0) >= MAX_PARTIALS:
+                continue
+            raw = block[at : block.find(b"\n", at)].decode("ascii")
+            line, _ = peel(number, raw)
+            if line is not None and t.pattern.search(line.text):
+                full[key] = full.get(key, 0) + 1
+                kept.append((key, number, raw))
+        for key, number, raw in reversed(kept):
+            self.s.deferred.add(run, key, number, raw)
 
     def _stat_pattern(self, t: Target) -> tuple[Any, tuple[str, ...]]:
         found = self._stat_patterns.get(t.serial)
@@ -257,24 +349,90 @@ class BulkPath:
         return found
 
     def finder(self, run: Run) -> HyperscanStops | StdlibStops:
-        """The stop finder for the wrappers the run has seen."""
+        """The stop finder for the wrappers the run has seen and the literals live in its state."""
         allowed = frozenset(run.facts.wrappers)
-        found = self._finders.get(allowed)
+        live = self.live_literals(run)
+        found = self._finders.get((allowed, live))
         if found is None:
-            foreign, cont = self.shape_sources(allowed)
+            if len(self._finders) >= 64 or len(self._literal_searches) >= 16:
+                self._finders.clear()  # bounded: each holds a compiled database
+                self._literal_searches = {k: v for k, v in self._literal_searches.items() if k is None}
+            ids = self.stop_ids if live is None else [i for i in self.stop_ids if i not in live]
+            literals: Any = self._literal_searches.get(live)
+            if literals is None:
+                encoded = [self.s.literals[i].encode() for i in ids]
+                if self.hyperscan:
+                    literals = HyperscanStops.literal_engine(encoded)
+                else:
+                    head = self._sample[: 1 << 18]  # bytes rare in this log, not in a list of lines
+                    literals = rare_byte_regex(encoded, Counter({b: head.count(bytes([b])) for b in range(256)}))
+                self._literal_searches[live] = literals
+            shapes = self._shape_searches.get(allowed)
+            if shapes is None:
+                foreign, exact, cont = self.shape_sources(allowed)
+                if self.hyperscan:  # no lookarounds in Hyperscan: its hits are checked exactly
+                    shapes = (HyperscanStops.shape_database(foreign, cont), compile_bytes(exact))
+                else:
+                    shapes = (LineStarts(exact), LineStarts(cont))
+                self._shape_searches[allowed] = shapes
             if self.hyperscan:
-                found = HyperscanStops(self.cold, foreign, cont)
+                found = HyperscanStops(literals, ids, *shapes)
             else:
-                if self._cold_re is None:
-                    self._cold_re = rare_byte_regex(self.cold, self.common)
-                found = StdlibStops(self._cold_re, LineStarts(foreign), LineStarts(cont))
-            self._finders[allowed] = found
+                found = StdlibStops(literals, self._line_ids, *shapes)
+            self._finders[(allowed, live)] = found
         return found
 
-    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str]:
+    def live_literals(self, run: Run) -> frozenset[int] | None:
+        """The literals the stop finder leaves out in the run's present state: those that
+        settled (a fact known, an era seen, no start held for a later entry) among the ones
+        frequent in this log (so that few distinct databases are ever built). None (leave
+        out nothing) until the state has held for a few stretches: a state seen only in
+        passing is not worth a database of its own."""
+        facts = run.facts
+        waiting = frozenset(
+            [key for key, m in run.matchers.items() if m.partials]
+            + [key[1:] for key in self.s.deferred.queues if key[0] == run.index]
+        )
+        version = (
+            run.index,
+            len(facts.values),
+            len(facts.era_evidence),
+            facts.era_min,
+            facts.era_max,
+            run.startup_seen,
+            len(run.excluded),
+            len(facts.blocked_absent),
+            waiting,
+            len(self._frequent),
+        )
+        if version != self._active_version:
+            self._active_version, self._stable, self._version_block = version, 0, self._block_index
+            self._settled = frozenset(i for i in self._frequent if not self._live(i, run, waiting))
+            return None
+        self._stable += 1
+        # (a run of a few KiB, as in a log of many restarts, never gets a database of its own)
+        settled = self._stable >= STABLE_STRETCHES and self._block_index > self._version_block
+        return self._settled if settled and self._settled else None
+
+    def _live(self, i: int, run: Run, waiting: frozenset[tuple[int, int]]) -> bool:
+        if i in self.steady:
+            return True
+        keys = self._awaited.get(i)
+        if keys is not None:
+            return not keys.isdisjoint(waiting)
+        return any(t.kind not in BULK_INERT and not self.s.inert(t, run) for t in self.s.by_id[i])
+
+    def _line_ids(self, line: bytes) -> frozenset[int]:
+        hits = self.s.engine.scan(line)
+        return hits[0][2] if hits else frozenset()
+
+    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str, str]:
         """Lines the run has not vouched for, as patterns matched at a line start: after any
         wrappers the run has seen, a wrapper it has not (or one naming an instance, or a
-        terminal one), a dropped line or a JSON object; and, apart, a continuation line."""
+        terminal one), a dropped line or a JSON object; the same exactly (a wrapper counts
+        only where no vouched-for wrapper before it in the envelope's order, which peeling
+        tries first, matches: `2026-08-28T18:11:25+08:00 host ident[pid]: ` is journald, not
+        docker's timestamp); and, apart, a continuation line."""
         env = self.envelope
 
         def bare(source: str) -> str:
@@ -285,8 +443,20 @@ class BulkPath:
             for w in env.wrappers
             if w.name in allowed and w.kind != "json" and not w.terminal and "(?P<instance>" not in w.regex
         ]
-        foreign = [bare(w.regex) for w in env.wrappers if bare(w.regex) not in ok]
-        foreign += [bare(d) for d in env.drop] + [r"\{"]
+        foreign, exact = [], []
+        for j, w in enumerate(env.wrappers):
+            if bare(w.regex) in ok:
+                continue
+            foreign.append(bare(w.regex))
+            # vouched-for wrappers before it, which peeling takes first (an unvouched one
+            # before it is an alternative of its own)
+            first = [bare(v.regex) for v in env.wrappers[:j] if bare(v.regex) in ok]
+            exact.append(f"(?!{'|'.join(first)}){bare(w.regex)}" if first else bare(w.regex))
+        rest = [bare(d) for d in env.drop] + [r"\{"]
         head = f"(?:{'|'.join(ok)})*" if ok else ""
         cont = "|".join(bare(c.regex) for c in env.continuations)
-        return f"{head}(?:{'|'.join(foreign)})", f"{head}(?:{cont})"
+        return (
+            f"{head}(?:{'|'.join(foreign + rest)})",
+            f"{head}(?:{'|'.join(exact + rest)})",
+            f"{head}(?:{cont})",
+        )

@@ -79,11 +79,11 @@ class HyperscanEngine:
 
     name = "hyperscan"
 
-    def __init__(self, literals: list[str]) -> None:
+    def __init__(self, literals: list[str], kind: str = "hyperscan", keep: int = cache.KEEP) -> None:
         import hyperscan
 
         self._hs = hyperscan
-        self.db = _load_or_compile(hyperscan, literals)
+        self.db = _load_or_compile(hyperscan, literals, kind, keep)
         # one engine serves every analyzer (desk requests run on several threads), but a
         # Hyperscan scratch space serves one scan at a time: each thread gets its own
         self._local = threading.local()
@@ -130,10 +130,10 @@ class HyperscanEngine:
         return out
 
 
-def _load_or_compile(hyperscan, literals: list[str]):
+def _load_or_compile(hyperscan, literals: list[str], kind: str = "hyperscan", keep: int = cache.KEEP):
     """The compiled database, from the cache when the literals are unchanged."""
     expressions = [re.escape(lit).encode() for lit in literals] or [b"(?!x)x"]
-    return cached_database(hyperscan, "hyperscan", expressions, [0] * len(expressions))
+    return cached_database(hyperscan, kind, expressions, [0] * len(expressions), keep=keep)
 
 
 def cached_database(

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.envelope import plain
+from llamadiag.engine.facts import MAX_ERA_EVIDENCE
 from llamadiag.engine.literals import Target
 from llamadiag.engine.scan.deferred import DeferredStarts
 from llamadiag.engine.scan.multimatch import Engine, make_engine
@@ -58,9 +59,7 @@ class Scanner:
         self.fed = 0
         # literals of continuation lines, and of lines another program interleaves (which do not
         # end the entry before them): either, right after a line, may extend its entry
-        self.cont_ids = frozenset(
-            i for i, ts in enumerate(self.by_id) if any(t.kind in ("cont", "bridge") for t in ts)
-        )
+        self.cont_ids = frozenset(i for i, ts in enumerate(self.by_id) if any(t.kind in ("cont", "bridge") for t in ts))
         self._targets: dict[frozenset[int], tuple[Target, ...]] = {}
         k = analyzer.k
         self.scalar_facts = {f.name for f in k.facts if f.type not in ("list", "count")}
@@ -316,7 +315,15 @@ class Scanner:
         if kind == "fact":
             return ref[0] in self.scalar_facts and ref[0] in run.facts.values
         if kind == "era":
-            return ref[0] in self._eras(run)
+            if ref[0] in self._eras(run):
+                return True
+            # a new name no longer joins a full evidence list: then only narrowing matters
+            facts, (_, lo, hi) = run.facts, ref
+            return (
+                len(facts.era_evidence) >= MAX_ERA_EVIDENCE
+                and (lo is None or (facts.era_min is not None and lo <= facts.era_min))
+                and (hi is None or (facts.era_max is not None and hi >= facts.era_max))
+            )
         if kind == "sig":
             return ref[2] != 0 and not self._waiting(run, ref)
         if kind == "startup":

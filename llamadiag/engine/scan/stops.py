@@ -1,15 +1,15 @@
-"""Where a stretch of routine lines ends: the first cold literal or unvouched line shape.
+"""Where a stretch of the bulk path ends: the lines holding a live literal, and unvouched shapes.
 
 The bulk path (bulk.py) asks, for a block, "from this offset, where is the next line I
 must not consume?". Two finders answer, one per scanning engine:
 
-- `HyperscanStops`: one Hyperscan pass per block over the cold literals and the shape
-  pattern (compiled with HS_FLAG_MULTILINE), cached on disk like the engine's database;
-  the answers are looked up in the sorted hits.
+- `HyperscanStops`: one Hyperscan pass per block over the literals live in the run's state
+  and one over the shape patterns (HS_FLAG_MULTILINE), both cached on disk like the
+  engine's database; the answers are looked up in the sorted hits.
 - `StdlibStops`: standard-library searches. Python's `re` tries every alternative of a
   large literal alternation at almost every position (~20 MB/s for ~340 literals), so the
-  cold literals are searched from each one's rarest byte instead: the alternation starts
-  with a handful of bytes that routine lines seldom hold, and a lookbehind checks the
+  literals are searched from each one's rarest byte instead (counted in the log's first
+  block): the alternation starts with a handful of bytes that the log seldom holds, and a lookbehind checks the
   part of the literal before it. The first hit is then never later than the first line
   holding a literal.
 """
@@ -19,12 +19,12 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import regex
 
-from llamadiag.engine.scan.multimatch import cached_database
+from llamadiag.engine.scan.multimatch import Engine, cached_database
 
 _NEVER = re.compile(rb"(?!x)x")
 # one database per set of wrappers a run has seen
@@ -33,7 +33,7 @@ KEEP_DATABASES = 32
 
 def rare_byte_regex(literals: list[bytes], common: Counter[int]) -> re.Pattern[bytes]:
     """One pattern finding every occurrence of `literals`, entered at each literal's
-    rarest byte (by `common`, byte counts of routine text): from there a trie of what
+    rarest byte (by `common`, byte counts of typical text): from there a trie of what
     follows, and at its leaves a lookbehind over the whole literal."""
     if not literals:
         return _NEVER
@@ -105,67 +105,127 @@ class LineStarts:
 
 
 class StdlibStops:
-    """Stop finder on the standard library: where the bulk path must hand over to the per-line path."""
+    """Stop finder on the standard library: the lines holding a watched literal, and the
+    first line of an unvouched shape, found by searches that each read a block once."""
 
-    def __init__(self, cold: re.Pattern[bytes], foreign: LineStarts, continuation: LineStarts) -> None:
-        self.searches: list[Callable[[bytes, int], re.Match[bytes] | int | None]] = [
-            cold.search,
-            foreign.search,
-            continuation.search,
-        ]
+    def __init__(
+        self,
+        literals: re.Pattern[bytes],
+        line_ids: Callable[[bytes], frozenset[int]],
+        foreign: LineStarts,
+        continuation: LineStarts,
+    ) -> None:
+        self.literals, self.line_ids = literals, line_ids
+        self.shapes = (foreign, continuation)
         self.block = b""
-        self._hits: list[tuple[int, int | None] | None] = [None, None, None]
+        self._shape_hits: list[tuple[int, int | None] | None] = [None, None]
+        self._starts: list[int] = []
+        self._ids: list[frozenset[int]] = []
+        self._searched = 0
 
     def begin(self, block: bytes) -> None:
         """Start on a new block: forget the previous block's hits."""
-        self.block, self._hits = block, [None, None, None]
+        self.block, self._shape_hits = block, [None, None]
+        self._starts, self._ids, self._searched = [], [], 0
 
-    def first(self, pos: int, continuations: bool) -> int | None:
-        """Offset of the first hit at or after `pos`, continuation lines counting unless
-        `continuations` are allowed (each pattern reads each byte once per block: a hit
-        found further on is remembered)."""
-        best: int | None = None
-        for i in (0, 1) if continuations else (0, 1, 2):
-            known = self._hits[i]
-            if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
-                hit = known[1]
-            else:
-                found = self.searches[i](self.block, pos)
-                hit = found.start() if isinstance(found, re.Match | regex.Match) else found
-                self._hits[i] = (pos, hit)
-            if hit is not None and (best is None or hit < best):
-                best = hit
-        return best
+    def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
+        """(line start, literal ids) of each line at or after `pos` holding a watched
+        literal, in order; lines found once are remembered for the block."""
+        i = bisect.bisect_left(self._starts, pos)
+        while i < len(self._starts):
+            yield self._starts[i], self._ids[i]
+            i += 1
+        block, search = self.block, self.literals.search
+        at = max(pos, self._searched)
+        while True:
+            m = search(block, at)
+            if m is None:
+                self._searched = len(block)
+                return
+            start = block.rfind(b"\n", 0, m.start()) + 1
+            end = block.find(b"\n", m.start()) + 1 or len(block)
+            ids = self.line_ids(block[start:end])
+            self._searched = at = end
+            if start >= pos and ids:
+                self._starts.append(start)
+                self._ids.append(ids)
+                yield start, ids
+
+    def shape(self, pos: int, continuation: bool) -> int | None:
+        """The first line at or after `pos` of an unvouched shape (a foreign wrapper, a dropped
+        line, JSON), or with `continuation` of a continuation line."""
+        i = 1 if continuation else 0
+        known = self._shape_hits[i]
+        if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
+            return known[1]
+        hit = self.shapes[i].search(self.block, pos)
+        self._shape_hits[i] = (pos, hit)
+        return hit
 
 
 class HyperscanStops:
-    """Stop finder on Hyperscan: every stop of a block found in one scan."""
+    """Stop finder on Hyperscan: the watched literals of a block in one scan (the scanning
+    engine's, over those literals only), the unvouched shapes in another."""
 
-    def __init__(self, cold: list[bytes], foreign: str, continuation: str) -> None:
+    def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
+        self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
+        self.block = b""
+        self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
+        self.hits: list[tuple[int, int, frozenset[int]]] = []
+        self.starts: list[int] = []
+        self.shape_hits: tuple[list[int], list[int]] = ([], [])
+
+    @staticmethod
+    def literal_engine(literals: list[bytes]) -> Engine:
+        """The scanning engine over the literals that may stop a stretch (its database cached on disk)."""
+        from llamadiag.engine.scan.multimatch import HyperscanEngine
+
+        return HyperscanEngine([lit.decode() for lit in literals], "hsstops", KEEP_DATABASES)
+
+    @staticmethod
+    def shape_database(foreign: str, continuation: str) -> Any:
+        """The database of the unvouched shapes (a foreign wrapper ...) and of continuation lines."""
         import hyperscan
 
-        self.db = _database(hyperscan, cold, [f"^(?:{foreign})", f"^(?:{continuation})"])
-        self.continuation_id = len(cold) + 1
-        self.hits: list[int] = []
-        self.hits_but_continuations: list[int] = []
+        return _database(hyperscan, [], [f"^(?:{foreign})", f"^(?:{continuation})"])
 
     def begin(self, block: bytes) -> None:
         """Scan a new block and keep the line starts of its hits."""
-        found: list[tuple[int, int]] = []
-        self.db.scan(block, match_event_handler=lambda id_, _from, to, _flags, _ctx: found.append((id_, to)))
-        # a hit ends inside its line (every pattern consumes a byte of it): keep line starts
-        rfind, cont = block.rfind, self.continuation_id
-        self.hits = sorted({rfind(b"\n", 0, to - 1) + 1 for _, to in found})
-        self.hits_but_continuations = sorted({rfind(b"\n", 0, to - 1) + 1 for id_, to in found if id_ != cont})
+        self.hits = self.engine.scan(block)
+        self.starts = [start for start, _, _ in self.hits]
+        found: tuple[set[int], set[int]] = (set(), set())
+        rfind = block.rfind
 
-    def first(self, pos: int, continuations: bool) -> int | None:
-        """The first hit at or after `pos`, continuation lines counting unless `continuations` are allowed."""
-        hits = self.hits_but_continuations if continuations else self.hits
+        def on_match(id_: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            found[id_].add(rfind(b"\n", 0, to - 1) + 1)  # a hit ends inside its line: keep its start
+
+        self.db.scan(block, match_event_handler=on_match)
+        self.shape_hits = (sorted(found[0]), sorted(found[1]))
+        self.block, self._checked = block, (0, 0)
+
+    def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
+        """(line start, literal ids) of each line at or after `pos` holding a watched literal."""
+        hits, literal_ids = self.hits, self.literal_ids
+        for i in range(bisect.bisect_left(self.starts, pos), len(hits)):
+            start, _, ids = hits[i]
+            yield start, frozenset([literal_ids[j] for j in ids])
+
+    def shape(self, pos: int, continuation: bool) -> int | None:
+        """The first line at or after `pos` of an unvouched shape, or of a continuation line."""
+        hits = self.shape_hits[1 if continuation else 0]
         i = bisect.bisect_left(hits, pos)
+        if continuation:
+            return hits[i] if i < len(hits) else None
+        if self._checked[0] <= pos:
+            i = max(i, self._checked[1])  # hits checked before, none of them unvouched
+        match, block = self.exact.match, self.block
+        while i < len(hits) and not match(block, hits[i]):
+            i += 1
+        self._checked = (pos, i)
         return hits[i] if i < len(hits) else None
 
 
-def _database(hyperscan: Any, cold: list[bytes], shapes: list[str]) -> Any:
-    expressions = [re.escape(lit) for lit in cold] + [shape.encode() for shape in shapes]
-    flags = [0] * len(cold) + [hyperscan.HS_FLAG_MULTILINE] * len(shapes)
+def _database(hyperscan: Any, literals: list[bytes], shapes: list[str]) -> Any:
+    expressions = [re.escape(lit) for lit in literals] + [shape.encode() for shape in shapes]
+    flags = [0] * len(literals) + [hyperscan.HS_FLAG_MULTILINE] * len(shapes)
     return cached_database(hyperscan, "hsstops", expressions, flags, keep=KEEP_DATABASES)

@@ -24,6 +24,8 @@ from llamadiag.source.reader import ReadReport
 from tests.paths import ROOT
 
 SAMPLES = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
+# the logs of the real binary (sample_logs/real/), each a shape of its own
+REAL = sorted((ROOT / "sample_logs" / "real").glob("*.log"))
 ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 
 
@@ -44,8 +46,11 @@ def _json(report) -> str:
     return report.model_dump_json(exclude={"rules_version"})
 
 
-def _gen():  # bench/gen.py is a script, not part of the package
-    spec = importlib.util.spec_from_file_location("bench_gen", ROOT / "bench" / "gen.py")
+def _gen(name: str = "gen"):  # bench/gen.py and bench/gen_requests.py are scripts, not part of the package
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))  # gen_requests imports gen's size parser
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", ROOT / "bench" / f"{name}.py")
     gen = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(gen)  # type: ignore[union-attr]
     return gen
@@ -72,6 +77,37 @@ def test_each_generated_style_same_with_and_without_shortcuts(knowledge, tmp_pat
     assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
     assert _json(_report(knowledge, path, bulk=False, block=4096)) == _json(fast)
     assert len(fast.runs) >= 2 and sum(r.stats["generation_tps"]["count"] for r in fast.runs) >= 800
+
+
+@pytest.mark.parametrize(
+    "shape", ["b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald"]
+)
+def test_each_request_shape_same_with_and_without_the_fast_paths(knowledge, tmp_path: Path, shape: str) -> None:
+    """bench/gen_requests.py's eras and wrappers (per-request Chat format, slot selection,
+    prompt-cache and checkpoint lines, /health polling, spliced real failures): the bulk
+    path, which skips every literal that can no longer change the report, changes nothing."""
+    import random
+
+    gen = _gen("gen_requests")
+    pool = gen.failures()
+    lines = gen.session(shape, random.Random(5), 300, pool, 60)
+    path = tmp_path / f"{shape}.log"
+    path.write_text("\n".join(lines * 2) + "\n")  # twice: a restart, and a second run of the same kind
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    for engine in ENGINES:
+        assert _json(_report(knowledge, path, engine)) == plain, engine
+    assert _json(_report(knowledge, path, block=4096)) == plain
+    fast = _report(knowledge, path)
+    assert len(fast.runs) >= 2 and fast.findings
+
+
+@pytest.mark.parametrize("path", REAL, ids=[p.name for p in REAL])
+def test_real_binary_logs_same_with_and_without_the_fast_paths(knowledge, path: Path) -> None:
+    plain = _json(_report(knowledge, path, shortcuts=False))
+    assert _json(_report(knowledge, path)) == plain
+    assert _json(_report(knowledge, path, block=333)) == plain
+    if len(ENGINES) > 1:
+        assert _json(_report(knowledge, path, "hyperscan", block=333)) == plain
 
 
 @pytest.mark.skipif(len(ENGINES) < 2, reason="hyperscan is not installed")
@@ -157,3 +193,36 @@ def test_the_rare_byte_search_finds_the_first_literal(literals: list[bytes], tex
     assert m is not None
     assert any(start <= m.start() < end for start, end in found)
     assert m.start() < min(end for _, end in found)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_settled_literals_do_not_stop_the_bulk_path(knowledge, tmp_path: Path, engine: str) -> None:
+    """Liveness, not a list of line shapes: in a b9151-b9828 `-lv 4` log inside journalctl
+    short-iso, the per-request lines whose literals only feed what is settled (an era already
+    seen, a fact never printed in this era whose pattern does not match, the prompt-cache and
+    checkpoint lines) are consumed in bulk. What stops a stretch is what can still change the
+    report: here the `new prompt` line of a single-line signature, once per request."""
+    import random
+
+    from llamadiag.engine.scan import bulk
+
+    gen = _gen("gen_requests")
+    requests = 400
+    lines = gen.session("b9700-iso", random.Random(9), requests, [], 10**9)
+    path = tmp_path / "b9700-iso.log"
+    path.write_text("\n".join(lines) + "\n")
+    stops = 0
+    stretch = bulk.BulkPath.stretch
+
+    def counted(self, run, pos, base):  # type: ignore[no-untyped-def]
+        nonlocal stops
+        stops += 1
+        return stretch(self, run, pos, base)
+
+    bulk.BulkPath.stretch = counted  # type: ignore[method-assign]
+    try:
+        fast = _report(knowledge, path, engine)
+    finally:
+        bulk.BulkPath.stretch = stretch  # type: ignore[method-assign]
+    assert stops < 1.5 * requests  # a hand-written list of routine lines stopped ~6 times a request
+    assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
