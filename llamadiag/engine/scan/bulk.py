@@ -49,6 +49,7 @@ _BAD = re.compile(rb"[^\t\n\x20-\x7e]")
 
 # what a watched literal does in the run's present state (see BulkPath.status)
 STOP = None
+_UNKNOWN: Any = object()
 Status = tuple[tuple[Any, ...], tuple[Target, ...], tuple[tuple[tuple[int, int], Any], ...]] | None
 # kinds of target whose effect can become void (Scanner.inert): a fact once known, an era once
 # seen, a later signature entry nobody waits for ... and statistics, which a stretch aggregates
@@ -122,6 +123,7 @@ class BulkPath:
         self._loose: dict[int, Any] = {}
         self._status_key: tuple[Any, ...] = ()
         self._status_table: dict[int, Status] = {}
+        self._combined: dict[frozenset[int], Status] = {}  # per set of literals on a line
         self.block = b""
         self._bad: tuple[int, int | None] | None = None
 
@@ -193,50 +195,76 @@ class BulkPath:
         signature starts to queue before it (line start, target)."""
         block = self.block
         table = self._table(run)
+        combined = self._combined
         starts: list[tuple[int, Target]] = []
         waiting: set[tuple[int, int]] = set()  # signatures whose start this stretch queues
-        hits, frequent = self._hits, self._frequent
-        for at, ids in finder.literal_lines(pos):
-            if at >= limit:
-                break
-            hits.update(ids)
-            for i in ids:
-                if hits[i] == FREQUENT and i not in self.steady:
-                    frequent.add(i)  # worth leaving out of the finder once it settles
-            line: bytes | None = None
-            found: list[tuple[int, Target]] = []
-            for i in ids:
-                st = table[i] if i in table else self._status(i, run, table)
+        # a stretch may pass tens of thousands of watched lines (a queued signature start on
+        # every request): per line, one lookup of what its set of literals does, and the
+        # literal counts added up once at the end
+        counts: Counter[frozenset[int]] = Counter()
+        try:
+            for at, ids in finder.literal_lines(pos):
+                if at >= limit:
+                    break
+                counts[ids] += 1
+                st = combined.get(ids, _UNKNOWN)
+                if st is _UNKNOWN:
+                    st = combined[ids] = self._combined_status(ids, run, table)
                 if st is STOP:
                     return at, starts
                 checks, defer, latent = st
                 if checks or latent:
-                    if line is None:
-                        line = block[at : block.find(b"\n", at)]
+                    line = block[at : block.find(b"\n", at)]
                     if any(p.search(line) for p in checks):
                         return at, starts
                     # a later entry of a signature whose start this stretch queued is awaited now
                     if any(key in waiting and p.search(line) for key, p in latent):
                         return at, starts
                 if defer:
-                    found += [(at, t) for t in defer]
-            if found:
-                if not starts:
-                    # the stretch will end at the first continuation line after this start, or
-                    # before this start: lines past that need no look
-                    cont = finder.shape(pos, True)
-                    if cont is not None:
-                        limit = min(limit, max(cont, at) + 1)
-                waiting.update(t.ref[:2] for _, t in found)
-                starts += found
-        return limit, starts
+                    if not starts:
+                        # the stretch will end at the first continuation line after this start, or
+                        # before this start: lines past that need no look
+                        cont = finder.shape(pos, True)
+                        if cont is not None:
+                            limit = min(limit, max(cont, at) + 1)
+                    waiting.update(t.ref[:2] for t in defer)
+                    starts += [(at, t) for t in defer]
+            return limit, starts
+        finally:
+            self._count_hits(counts)
+
+    def _combined_status(self, ids: frozenset[int], run: Run, table: dict[int, Status]) -> Status:
+        """What a line holding the literals `ids` does: STOP if any of them stops, else their
+        checks, signature starts and latent entries together (in the order of `ids`)."""
+        checks: list[Any] = []
+        defer: list[Target] = []
+        latent: list[Any] = []
+        for i in ids:
+            st = table[i] if i in table else self._status(i, run, table)
+            if st is STOP:
+                return STOP
+            checks += st[0]
+            defer += st[1]
+            latent += st[2]
+        return (tuple(checks), tuple(defer), tuple(latent))
+
+    def _count_hits(self, counts: Counter[frozenset[int]]) -> None:
+        """Add the literal hits of a stretch; a literal seen FREQUENT times (not one always
+        searched) may be left out of the finder once it settles."""
+        hits, frequent, steady = self._hits, self._frequent, self.steady
+        for ids, n in counts.items():
+            for i in ids:
+                before = hits[i]
+                hits[i] = before + n
+                if before < FREQUENT <= before + n and i not in steady:
+                    frequent.add(i)
 
     def _table(self, run: Run) -> dict[int, Status]:
         """The statuses of watched literals in the run's present state (computed as asked)."""
         s = self.s
         key = (run.index, s.a.processed, len(s.deferred), len(run.facts.wrappers), run.facts.era_min, run.facts.era_max)
         if key != self._status_key:
-            self._status_key, self._status_table = key, {}
+            self._status_key, self._status_table, self._combined = key, {}, {}
         return self._status_table
 
     def _status(self, i: int, run: Run, table: dict[int, Status]) -> Status:
@@ -299,8 +327,10 @@ class BulkPath:
 
     def _last_candidate(self, pos: int, stop: int) -> int:
         """Offset of the last line in [pos, stop) holding any literal, or -1 (the scan reads
-        back from `stop` a few KiB at a time: the last such line is seldom far)."""
-        block, end, step = self.block, stop, 4096
+        back from `stop` in growing steps: the last such line is seldom more than a line or
+        two away, and the standard-library engine reads ~20 MB/s, so a first step of a few
+        KiB would scan the whole of a short stretch again)."""
+        block, end, step = self.block, stop, 256
         while end > pos:
             start = block.rfind(b"\n", pos, max(pos, end - step)) + 1 or pos
             hits = self.s.engine.scan(block[start:end])

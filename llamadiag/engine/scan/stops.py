@@ -169,6 +169,7 @@ class HyperscanStops:
 
     def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
         self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
+        self._ids: dict[frozenset[int], frozenset[int]] = {}  # the engine's ids -> literal ids
         self.block = b""
         self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
         self.hits: list[tuple[int, int, frozenset[int]]] = []
@@ -205,10 +206,13 @@ class HyperscanStops:
 
     def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
         """(line start, literal ids) of each line at or after `pos` holding a watched literal."""
-        hits, literal_ids = self.hits, self.literal_ids
+        hits, literal_ids, known = self.hits, self.literal_ids, self._ids
         for i in range(bisect.bisect_left(self.starts, pos), len(hits)):
             start, _, ids = hits[i]
-            yield start, frozenset([literal_ids[j] for j in ids])
+            found = known.get(ids)
+            if found is None:  # a few distinct sets per block: each one mapped once
+                found = known[ids] = frozenset([literal_ids[j] for j in ids])
+            yield start, found
 
     def shape(self, pos: int, continuation: bool) -> int | None:
         """The first line at or after `pos` of an unvouched shape, or of a continuation line."""
