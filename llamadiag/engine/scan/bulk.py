@@ -109,8 +109,6 @@ class BulkPath:
         self._version_block = 0
         self._active_version: tuple[Any, ...] = ()
         self._settled: frozenset[int] = frozenset()
-        self._apart: tuple[int, ...] = ()
-        self._excluded: frozenset[int] | None = None  # what the present finder leaves out
         self._awaited = dict(self.awaited)
         self._hits: Counter[int] = Counter()
         self._frequent: set[int] = set()
@@ -161,8 +159,6 @@ class BulkPath:
         bad = self._bad_byte(pos)
         if bad is not None and bad < limit:
             limit = bad
-        if self._apart and self._excluded is not None:
-            limit = self._apart_limit(run, pos, limit)
         # Continuation lines join the entry before them into one. Their statistics count per
         # physical line either way, but a signature start joined to one is not queued like
         # a lone line: so a stretch holds either no continuation line, or no line holding
@@ -385,7 +381,7 @@ class BulkPath:
     def finder(self, run: Run) -> HyperscanStops | StdlibStops:
         """The stop finder for the wrappers the run has seen and the literals live in its state."""
         allowed = frozenset(run.facts.wrappers)
-        live = self._excluded = self.live_literals(run)
+        live = self.live_literals(run)
         found = self._finders.get((allowed, live))
         if found is None:
             if len(self._finders) >= 64 or len(self._literal_searches) >= 16:
@@ -442,48 +438,11 @@ class BulkPath:
         if version != self._active_version:
             self._active_version, self._stable, self._version_block = version, 0, self._block_index
             self._settled = frozenset(i for i in self._frequent if not self._live(i, run, waiting))
-            # frequent literals live only through checks (an era fingerprint that the log's lines
-            # never match): searched apart, by their loosened patterns over the stretch at once
-            self._apart = tuple(i for i in sorted(self._frequent - self._settled) if self._check_only(i, run))
-            self._settled |= frozenset(self._apart)
             return None
         self._stable += 1
         # (a run of a few KiB, as in a log of many restarts, never gets a database of its own)
         settled = self._stable >= STABLE_STRETCHES and self._block_index > self._version_block
         return self._settled if settled and self._settled else None
-
-    def _check_only(self, i: int, run: Run) -> bool:
-        if i in self.steady or i in self._awaited:
-            return False
-        st = self._status(i, run, {})
-        return st is not STOP and bool(st[0]) and not st[1] and not st[2]
-
-    def _apart_limit(self, run: Run, pos: int, limit: int) -> int:
-        """The first line before `limit` where a literal left out of the finder as check-only
-        may stop the stretch: where one of its loosened patterns matches (a superset of the
-        lines holding it where it matches, so never later than the per-line answer); if it
-        is no longer check-only, its first occurrence."""
-        block, table = self.block, self._table(run)
-        for i in self._apart:
-            st = table[i] if i in table else self._status(i, run, table)
-            if st is not STOP and not st[1] and not st[2]:
-                for p in st[0]:
-                    at = pos
-                    while at < limit:
-                        m = p.search(block, at, limit)
-                        if m is None:
-                            break
-                        start = block.rfind(b"\n", 0, m.start()) + 1
-                        end = block.find(b"\n", m.start())
-                        if p.search(block[start:end]):  # a match across lines is none
-                            limit = start
-                            break
-                        at = end + 1
-            else:
-                at = block.find(self.s.literals[i].encode(), pos, limit)
-                if at >= 0:
-                    limit = block.rfind(b"\n", 0, at) + 1
-        return limit
 
     def _live(self, i: int, run: Run, waiting: frozenset[tuple[int, int]]) -> bool:
         if i in self.steady:
