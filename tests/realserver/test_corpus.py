@@ -85,3 +85,11 @@ def test_every_cuda_scenario_has_a_labelled_log() -> None:
     for s, env in cuda_scenarios.CUDA_SCENARIOS:
         assert (REAL / f"{s.name}.log").exists() and s.name in labelled, s.name
         assert prov[s.name].get("backend") == "CUDA" and (prov[s.name].get("env") or {}) == env, s.name
+
+
+def test_the_published_table_is_current(knowledge) -> None:
+    """docs/real-server.md says what llamadiag says about each real log today."""
+    from tests.realserver.verdicts import DOC, rewrite, verdicts
+
+    text = DOC.read_text()
+    assert rewrite(text, verdicts(knowledge)) == text, "run: python tests/realserver/verdicts.py --write"
