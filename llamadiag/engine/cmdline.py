@@ -13,19 +13,9 @@ import shlex
 from dataclasses import dataclass, field
 
 from llamadiag.knowledge.formatmodel import Flag, Flags
+from llamadiag.knowledge.patterns import compile_pattern
 
 ENV_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
-# A shell prompt in front of a pasted command: `$ `, `# `, `> `, `user@host:~/dir$ `,
-# `[user@host dir]$ `, `root@box:/app# `, `me@box ~ % `, each maybe behind `(venv) `;
-# PowerShell's `PS C:\dir> ` and cmd's `C:\dir>` (no space in it: `... > out.txt` is a redirection).
-# Bounded repeats only (pasted text is untrusted).
-PROMPT = re.compile(
-    r"^\s*(?:\([\w.-]{1,64}\)\s+)?"
-    r"(?:PS [^>\n]{0,256}>\s*|[A-Za-z]:\\[^>\s]{0,256}>"
-    r"|(?:\[?[\w.-]{1,64}@[\w.-]{1,253}(?:[: ][^\s$#%>\]]{0,256})?\]?\s?)?[$#%>]\s+)"
-)
-
-
 @dataclass
 class ParsedFlags:
     """A parsed llama-server command line: flag values, the spellings used, old and unknown flags."""
@@ -48,6 +38,7 @@ class FlagTable:
         self.by_alias: dict[str, Flag] = {}
         self.by_old: dict[str, Flag] = {}
         self.by_env: dict[str, Flag] = {}
+        self.prompt = compile_pattern(spec.shell_prompt)  # rules/flags/llama-server.yaml
         for flag in spec.flags:
             for alias in flag.aliases:
                 self.by_alias[alias] = flag
@@ -63,7 +54,7 @@ class FlagTable:
 
     def parse(self, text: str) -> ParsedFlags:
         """Parse a command line (with environment variables and docker arguments) into flag values."""
-        text = strip_prompt(text)
+        text = self.prompt.sub("", text.strip(), count=1)  # the shell prompt it was pasted with
         out = ParsedFlags(text=text)
         tokens = _tokens(text)
         start = self._program_index(tokens)
@@ -113,11 +104,6 @@ class FlagTable:
             if base in self.spec.program or token in self.spec.program or any(i in token for i in self.spec.images):
                 return i
         return len(tokens)
-
-
-def strip_prompt(text: str) -> str:
-    """The command without the shell prompt it was pasted with (`user@host:~$ `, `(venv) $ `, `PS C:\\> `)."""
-    return PROMPT.sub("", text.strip(), count=1)
 
 
 def _tokens(text: str) -> list[str]:

@@ -202,6 +202,9 @@ class Flags(Strict):
     images: list[str] = Field(
         default_factory=list, description="Container image names whose arguments go to the server."
     )
+    shell_prompt: str = Field(
+        description="A shell prompt in front of a pasted command line (`user@host:~$ `), removed before parsing."
+    )
     flags: list[Flag]
 
 
