@@ -2,7 +2,7 @@
 
 bench/gen.py writes the per-request lines its author knew (timings, progress, draft
 acceptance, HTTP status). This generator is written from the request-lifecycle table of
-the log-format reference (/work/shared/reference/llama-server-log-format.md §4, §10) and
+the log-format reference (../shared/reference/llama-server-log-format.md beside the checkout, §4, §10) and
 from the real-binary logs in sample_logs/real/, so that a speed-up tuned to one of them
 shows up as a slow shape in the other. Per request, as the era prints it:
 

@@ -14,12 +14,11 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from llamadiag import __version__
-from llamadiag.features.fleet.summary import CONFIDENCE_ORDER, Hit, Instance, Summary
+from llamadiag.features.fleet.summary import Hit, Instance, Summary, confidence_order, severity_order
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.rulemodel import Rule
 
 FORMAT_VERSION = 1
-_SEVERITY_ORDER = ("critical", "error", "warning", "info")
 
 
 def iso(ts: float | None) -> str | None:
@@ -225,7 +224,7 @@ def _failures(instances: tuple[Instance, ...], rules: dict[str, Rule]) -> list[F
                 rule_id=rule_id,
                 title=rule.title if rule else rule_id,
                 severity=rule.severity if rule else "error",
-                confidence=min((h.confidence for _, h in pairs), key=_conf_rank),
+                confidence=min((h.confidence for _, h in pairs), key=confidence_order),
                 instances=len(pairs),
                 count=sum(h.count for _, h in pairs),
                 first_seen=iso(min(firsts)) if firsts else None,
@@ -248,15 +247,9 @@ def _failures(instances: tuple[Instance, ...], rules: dict[str, Rule]) -> list[F
                 ],
             )
         )
-    return sorted(rows, key=lambda r: (-r.instances, _sev_rank(r.severity), _conf_rank(r.confidence), r.rule_id))
-
-
-def _conf_rank(c: str) -> int:
-    return CONFIDENCE_ORDER.index(c) if c in CONFIDENCE_ORDER else len(CONFIDENCE_ORDER)
-
-
-def _sev_rank(s: str) -> int:
-    return _SEVERITY_ORDER.index(s) if s in _SEVERITY_ORDER else len(_SEVERITY_ORDER)
+    return sorted(
+        rows, key=lambda r: (-r.instances, severity_order(r.severity), confidence_order(r.confidence), r.rule_id)
+    )
 
 
 def affects(rule: Rule, build: int) -> bool:
@@ -291,7 +284,7 @@ def _builds(instances: tuple[Instance, ...], rules: dict[str, Rule]) -> list[Bui
                             references=refs(rule),
                         )
                     )
-        issues.sort(key=lambda b: (not b.seen, _sev_rank(b.severity), b.rule_id))
+        issues.sort(key=lambda b: (not b.seen, severity_order(b.severity), b.rule_id))
         mins = [i.build_min for i in insts if i.build_min is not None]
         rows.append(
             BuildRow(

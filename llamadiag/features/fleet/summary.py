@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-# best first: the confidence a failure gets across runs and logs is the best it had anywhere
-CONFIDENCE_ORDER = ("confirmed", "regression", "likely", "possible")
+from llamadiag.knowledge.rulemodel import Confidence, Severity
+
 # what `--unmatched` keeps per log; a fleet groups at most this many per instance
 MAX_TEMPLATES_PER_INSTANCE = 30
 _EXAMPLE_CHARS = 300
@@ -22,8 +22,14 @@ _EXAMPLE_CHARS = 300
 T = TypeVar("T")
 
 
-def _rank(confidence: str) -> int:
-    return CONFIDENCE_ORDER.index(confidence) if confidence in CONFIDENCE_ORDER else len(CONFIDENCE_ORDER)
+def confidence_order(confidence: str) -> int:
+    """Best first (the rule model's order): a failure keeps the best confidence it had anywhere."""
+    return -Confidence(confidence).rank if confidence in Confidence.__members__ else 1
+
+
+def severity_order(severity: str) -> int:
+    """Most serious first (the rule model's order)."""
+    return -Severity(severity).rank if severity in Severity.__members__ else 1
 
 
 def _min_opt(a: float | None, b: float | None) -> float | None:
@@ -53,7 +59,7 @@ class Hit:
             self.rule_id,
             self.count + other.count,
             self.runs + other.runs,
-            min(self.confidence, other.confidence, key=_rank),
+            min(self.confidence, other.confidence, key=confidence_order),
             tuple(sorted(set(self.builds) | set(other.builds))),
             _min_opt(self.first_seen, other.first_seen),
             _max_opt(self.last_seen, other.last_seen),
