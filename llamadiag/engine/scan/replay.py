@@ -78,7 +78,7 @@ class Replay:
         self.last: Folded | None = None  # the run folded last
         self.prev: Folded | None = None  # the one before it
         self.current = -1  # index of the current run, as last looked at
-        self.starts: dict[int, int] = {}  # run index -> offset of its first line in this block
+        self.start = 0  # offset of the current run's first line in this block
         self.stop = -1  # offset of the next boundary where a skip may be taken (the scanner stops there)
         self.stop_line = 0
         self.pending: tuple[int, Summary, Folded] | None = None  # (after run, skipped runs, the last of them)
@@ -101,7 +101,6 @@ class Replay:
     # -- the scanner's side ---------------------------------------------------------------------
     def begin(self) -> None:
         """A new block: offsets of the previous one mean nothing."""
-        self.starts.clear()
         self.current = -1
         self.stop = -1
 
@@ -110,10 +109,10 @@ class Replay:
         run that began since, and at a boundary skip the runs that repeat the template."""
         if not self.enabled:
             return pos, number
-        stream = self.s.a.streams.get(None)
-        if stream is None:
+        streams = self.s.a.streams
+        if len(streams) != 1:
             return pos, number
-        run = stream.run
+        run = next(iter(streams.values())).run  # one stream: the server's own, or one instance's
         if run.index != self.current:
             self._began(block, pos, number, run)
         if pos != self.stop or number + 1 != self.stop_line:
@@ -122,33 +121,21 @@ class Replay:
         return self._skip(block, pos, number, run)
 
     def _began(self, block: bytes, pos: int, number: int, run: Run) -> None:
-        """A run began since the last look: find its first line, arm a template, set the boundary."""
+        """A run began since the last look: arm a template, and set the boundary after this run."""
         self.current = run.index
         self.stop = -1
-        back = number + 1 - run.first_line
-        off = pos
-        while back > 0 and off > 0:
-            off = block.rfind(b"\n", 0, off - 1) + 1
-            back -= 1
-        if back:
-            return  # it began in an earlier block
-        self.starts[run.index] = off
-        if len(self.starts) > 8:
-            del self.starts[min(self.starts)]
         if not self._clean():
             return
-        self._arm(block, run)
+        self._arm(block, pos, number, run)
         t = self.template
-        if t is None or run.first_line - t.first_line <= 0:
+        start = _offset(block, pos, number, run.first_line)
+        if t is None or start is None or run.first_line - t.first_line <= 0:
             return
-        end = off
-        for _ in range(t.lines):
-            end = block.find(b"\n", end) + 1
-            if not end:
-                return
-        self.stop, self.stop_line = end, run.first_line + t.lines
+        end = _forward(block, start, t.lines)
+        if end is not None:
+            self.start, self.stop, self.stop_line = start, end, run.first_line + t.lines
 
-    def _arm(self, block: bytes, run: Run) -> None:
+    def _arm(self, block: bytes, pos: int, number: int, run: Run) -> None:
         """Two runs in a row read alike (R, then C) before the current one: C is the template."""
         r, c = self.prev, self.last
         if r is None or c is None or r.summary is None or c.summary is None:
@@ -160,13 +147,14 @@ class Replay:
             return
         if r.last_line >= c.first_line or c.last_line >= run.first_line:
             return  # a line of the next run reached the run before it
-        offs = [self.starts.get(i) for i in (r.index, c.index, run.index)]
-        if None in offs:
+        o_r = _offset(block, pos, number, r.first_line)
+        if o_r is None:
             return
-        o_r, o_c, o_run = offs  # type: ignore[misc]
+        o_c = _forward(block, o_r, lines)
+        o_run = _forward(block, o_c, lines) if o_c is not None else None
+        if o_c is None or o_run is None or o_run - o_c > MAX_PERIOD:
+            return
         data = block[o_c:o_run]
-        if len(data) > MAX_PERIOD or not data:
-            return
         t = self.template
         if t is not None and t.data == data and t.lines == lines:
             return  # the same template already
@@ -191,8 +179,7 @@ class Replay:
             return pos, number
         if run.last_line >= number + 1 or (a.held is not None and a.held.number < run.first_line):
             return pos, number
-        start = self.starts.get(run.index)
-        if start is None or not self._repeats(t, block[start:pos]):
+        if not self._repeats(t, block[self.start : pos]):
             return pos, number
         summary = a.summary
         if any(k not in summary.findings for k in t.summary.findings) or any(
@@ -237,12 +224,8 @@ class Replay:
             return end
         if not t.timed:
             return None
-        end = at
-        for _ in range(t.lines):
-            end = block.find(b"\n", end) + 1
-            if not end:
-                return None
-        return end if end - at <= MAX_PERIOD and self._repeats(t, block[at:end]) else None
+        end = _forward(block, at, t.lines)
+        return end if end is not None and end - at <= MAX_PERIOD and self._repeats(t, block[at:end]) else None
 
     def _repeats(self, t: Template, data: bytes) -> bool:
         """Whether these lines repeat the template's: equal bytes, or the same entries and
@@ -301,6 +284,25 @@ class Replay:
             and not a.bridge_queue
             and not a.bridged
         )
+
+
+def _offset(block: bytes, pos: int, number: int, line: int) -> int | None:
+    """Where line `line` begins in the block, from `pos` (where line `number + 1` begins); None
+    when it began in an earlier block."""
+    back, off = number + 1 - line, pos
+    while back > 0 and off > 0:
+        off = block.rfind(b"\n", 0, off - 1) + 1
+        back -= 1
+    return None if back or back < 0 else off
+
+
+def _forward(block: bytes, off: int, lines: int) -> int | None:
+    """Where the line `lines` lines after the one at `off` begins; None past the block's end."""
+    for _ in range(lines):
+        off = block.find(b"\n", off) + 1
+        if not off:
+            return None
+    return off
 
 
 def _ids(engine: Any, raw: bytes) -> list[frozenset[int]]:
