@@ -78,6 +78,7 @@ class Replay:
         self.last: Folded | None = None  # the run folded last
         self.prev: Folded | None = None  # the one before it
         self.current = -1  # index of the current run, as last looked at
+        self.first_line = 0  # and its first line
         self.start = 0  # offset of the current run's first line in this block
         self.stop = -1  # offset of the next boundary where a skip may be taken (the scanner stops there)
         self.stop_line = 0
@@ -120,9 +121,17 @@ class Replay:
         self.stop = -1
         return self._skip(block, pos, number, run)
 
+    def looping(self, number: int) -> bool:
+        """In a crash loop (the last run repeated the template) and the current run no longer
+        than two of the template: the scanner reads it line by line, as its lines are all
+        start-up lines, without the bulk path's set-up for each block (a scan of the whole
+        block) that the skipped runs would not use."""
+        t, v = self.template, self.last
+        return t is not None and v is not None and v.verified and number - self.first_line < 2 * t.lines
+
     def _began(self, block: bytes, pos: int, number: int, run: Run) -> None:
         """A run began since the last look: arm a template, and set the boundary after this run."""
-        self.current = run.index
+        self.current, self.first_line = run.index, run.first_line
         self.stop = -1
         if not self._clean():
             return
@@ -215,6 +224,7 @@ class Replay:
         )
         a.run_count += k
         self.skipped += k
+        self.first_line = number + 1 + k * t.lines  # where the next run (W) begins
         return periods[-1][1], number + k * t.lines
 
     def _period_end(self, block: bytes, at: int, t: Template) -> int | None:

@@ -109,7 +109,7 @@ class Scanner:
             pos, number = replay.at(block, pos, number)
             if pos >= size:
                 break
-            run = self._bulk_run()
+            run = None if replay.looping(number) else self._bulk_run()
             if run is not None:
                 pos, lines = bulk.stretch(run, pos, number)
                 number += lines
