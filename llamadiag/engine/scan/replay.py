@@ -30,7 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from llamadiag.engine.grouping import Summary, combine
+from llamadiag.engine.grouping import KEEP, Summary, combine
 from llamadiag.lines import clean_line
 
 if TYPE_CHECKING:
@@ -209,13 +209,9 @@ class Replay:
         if len(periods) < 2:
             return pos, number
         periods.pop()  # W: read as usual
-        skipped = Summary()
         first = run.first_line + t.lines
-        for j, (begin, end) in enumerate(periods):
-            index, line = run.index + 1 + j, first + j * t.lines
-            times = None if block[begin:end] == t.data else self._times(t, block[begin:end], line)
-            skipped = combine(skipped, _shifted(t, index - t.index, line - t.first_line, times))
         k = len(periods)
+        skipped = self._summary(block, periods, run.index + 1, first)
         last_line = first + (k - 1) * t.lines
         self.pending = (
             run.index,
@@ -226,6 +222,37 @@ class Replay:
         self.skipped += k
         self.first_line = number + 1 + k * t.lines  # where the next run (W) begins
         return periods[-1][1], number + k * t.lines
+
+    def _summary(self, block: bytes, periods: list[tuple[int, int]], index: int, line: int) -> Summary:
+        """The summary of the skipped runs (the first at run `index`, line `line`). Only the
+        first and last KEEP runs are shifted and combined: a run between them adds only its
+        counts, the same as the template's (its examples, times and evidence are not kept)."""
+        t = self.template
+        assert t is not None
+
+        def one(j: int) -> Summary:
+            begin, end = periods[j]
+            at = line + j * t.lines
+            times = None if block[begin:end] == t.data else self._times(t, block[begin:end], at)
+            return _shifted(t, index + j - t.index, at - t.first_line, times)
+
+        def combined(js: range) -> Summary:
+            out = Summary()
+            for j in js:
+                out = combine(out, one(j))
+            return out
+
+        k = len(periods)
+        middle = k - 2 * KEEP
+        if middle <= 0:
+            return combined(range(k))
+        ends = combine(combined(range(KEEP)), combined(range(k - KEEP, k)))
+        if any(f.seen is None or f.seen.first_time is None or f.seen.last_time is None for f in ends.findings.values()):
+            # a run between them could fill a time the first or last ones lack: unless their
+            # lines are the template's own (its times), combine them all
+            if any(block[b:e] != t.data for b, e in periods[KEEP : k - KEEP]):
+                return combined(range(k))
+        return _widen(ends, t.summary, middle)
 
     def _period_end(self, block: bytes, at: int, t: Template) -> int | None:
         """Where the run starting at `at` ends when its lines repeat the template, else None."""
@@ -376,6 +403,30 @@ def _shifted(t: Template, dr: int, dl: int, times: dict[int, float | None] | Non
         for key, r in t.summary.ruled_out.items()
     }
     return Summary(findings=findings, runs=runs, ruled_out=ruled, run_count=t.summary.run_count)
+
+
+def _widen(s: Summary, one: Summary, m: int) -> Summary:
+    """`s` with the counts of `m` more runs summarised as `one` (with the same keys) between its runs."""
+    findings = {}
+    for key, f in s.findings.items():
+        per = one.findings[key]
+        seen, per_seen = f.seen, per.seen
+        assert seen is not None and per_seen is not None
+        runs = seen.runs + m * per_seen.runs
+        unknown = seen.unknown_build_runs + m * per_seen.unknown_build_runs
+        findings[key] = f.model_copy(
+            update={
+                "count": f.count + m * per.count,
+                "seen": seen.model_copy(update={"runs": runs, "unknown_build_runs": unknown}),
+            }
+        )
+    runs_out = {}
+    for key, r in s.runs.items():
+        assert r.seen is not None
+        per_runs = one.runs[key].seen.runs if one.runs[key].seen is not None else 1
+        runs_out[key] = r.model_copy(update={"seen": r.seen.model_copy(update={"runs": r.seen.runs + m * per_runs})})
+    ruled = {key: r.model_copy(update={"runs": r.runs + m * one.ruled_out[key].runs}) for key, r in s.ruled_out.items()}
+    return Summary(findings=findings, runs=runs_out, ruled_out=ruled, run_count=s.run_count + m * one.run_count)
 
 
 def _same_shape(t: Template | Folded, other: Folded) -> bool:
