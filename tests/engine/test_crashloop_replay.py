@@ -57,18 +57,32 @@ def _later(text: str, run: int) -> str:
 def _journald(text: str, run: int) -> str:
     """A new pid and a later wall-clock second per restart."""
     text = re.sub(r"llama-server\[(\d+)\]", lambda m: f"llama-server[{int(m.group(1)) + run}]", text)
-    return re.sub(r"^(\w{3} \d\d \d\d:\d\d):(\d\d)", lambda m: f"{m.group(1)}:{(int(m.group(2)) + run) % 60:02d}", text,
-                  flags=re.M)
+    return re.sub(
+        r"^(\w{3} \d\d \d\d:\d\d):(\d\d)",
+        lambda m: f"{m.group(1)}:{(int(m.group(2)) + run) % 60:02d}",
+        text,
+        flags=re.M,
+    )
 
 
 def _docker(text: str, run: int) -> str:
     """docker -t time stamps of a later restart."""
-    return re.sub(r"^(\d{4}-\d\d-\d\dT\d\d):(\d\d)", lambda m: f"{m.group(1)}:{(int(m.group(2)) + run) % 60:02d}", text,
-                  flags=re.M)
+    return re.sub(
+        r"^(\d{4}-\d\d-\d\dT\d\d):(\d\d)",
+        lambda m: f"{m.group(1)}:{(int(m.group(2)) + run) % 60:02d}",
+        text,
+        flags=re.M,
+    )
 
 
-def _loop(tmp: Path, name: str, source: Path, runs: int, vary: Callable[[str, int], str] | None = None,
-          other: Path | None = None) -> Path:
+def _loop(
+    tmp: Path,
+    name: str,
+    source: Path,
+    runs: int,
+    vary: Callable[[str, int], str] | None = None,
+    other: Path | None = None,
+) -> Path:
     text = source.read_text(encoding="utf-8").rstrip("\n") + "\n"
     odd = other.read_text(encoding="utf-8").rstrip("\n") + "\n" if other is not None else ""
     out = tmp / f"{name}.log"
@@ -88,13 +102,24 @@ LOOPS = {
     "rocm-compose-later-times": (SAMPLES / "backends-rocm-invalid-device-function-compose.log", 40, _later, None),
     "llama-swap": (SAMPLES / "backends-cuda-illegal-memory-access-llama-swap.log", 40, None, None),
     "b4589-raw-every-7th-other": (SAMPLES / "memory-cuda-oom-b4589-raw.log", 60, None, REAL / "model-file-missing.log"),
-    "oom-fit-on-every-7th-later": (REAL / "cuda-oom-ctx-fit-on-lv4.log", 40, _later, REAL / "cuda-no-device-visible.log"),
+    "oom-fit-on-every-7th-later": (
+        REAL / "cuda-oom-ctx-fit-on-lv4.log",
+        40,
+        _later,
+        REAL / "cuda-no-device-visible.log",
+    ),
     "colours-served-requests": (REAL / "prompt-over-context-lv4-colors.log", 20, None, None),
 }
 # (the journald and docker -t loops are runs of their own: a new pid is a fact of the run, and
 # runs that served requests keep their own entries; they are compared, not replayed)
-REPLAYED = {"oom-lv4", "file-missing-later-times", "rocm-compose-later-times", "llama-swap",
-            "b4589-raw-every-7th-other", "oom-fit-on-every-7th-later"}
+REPLAYED = {
+    "oom-lv4",
+    "file-missing-later-times",
+    "rocm-compose-later-times",
+    "llama-swap",
+    "b4589-raw-every-7th-other",
+    "oom-fit-on-every-7th-later",
+}
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -28,17 +28,40 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, cast
 
 from llamadiag.engine.grouping import KEEP, Summary, combine
+from llamadiag.engine.run import Run
+from llamadiag.engine.scan.host import ScanHost
+from llamadiag.engine.scan.multimatch import Engine
 from llamadiag.lines import clean_line
-
-if TYPE_CHECKING:
-    from llamadiag.engine.run import Run
-    from llamadiag.engine.scan.scanner import Scanner
 
 MAX_PERIOD = 1 << 19  # bytes of one run replayed; a longer run is read as usual
 ENV_OFF = "LLAMADIAG_NO_REPLAY"  # set (tests, measurements): every run is read line by line
+
+
+class ReplayHost(ScanHost, Protocol):
+    """The analyzer as the replay sees it: the grouped summary, the run counter, and what
+    says whether anything carries state from run to run."""
+
+    summary: Summary
+    run_count: int
+    on_entry: Any
+    on_matches: Any
+    fold_runs: bool
+    every_line: bool
+    server_facts: Any
+    child_argv: dict[str, list[str]]
+    _argv_port: str | None
+    bridge_queue: list[Any]
+
+
+class ReplayScanner(Protocol):
+    """The scanner as the replay sees it."""
+
+    a: ScanHost
+    engine: Engine
+    shortcuts: bool
 
 
 @dataclass
@@ -71,8 +94,9 @@ class Template:
 class Replay:
     """Finds runs that repeat a template run and skips them (see the module doc)."""
 
-    def __init__(self, scanner: Scanner) -> None:
+    def __init__(self, scanner: ReplayScanner) -> None:
         self.s = scanner
+        self.a = cast(ReplayHost, scanner.a)  # the Analyzer
         self.enabled = not os.environ.get(ENV_OFF)
         self.template: Template | None = None
         self.last: Folded | None = None  # the run folded last
@@ -181,7 +205,7 @@ class Replay:
 
     def _skip(self, block: bytes, pos: int, number: int, run: Run) -> tuple[int, int]:
         """At the boundary after the current run: skip the runs that repeat the template."""
-        t, a, v = self.template, self.s.a, self.last
+        t, a, v = self.template, self.a, self.last
         if t is None or v is None or not self._clean():
             return pos, number
         if not v.verified or v.index + 1 != run.index or v.last_line >= run.first_line:
@@ -247,18 +271,19 @@ class Replay:
         if middle <= 0:
             return combined(range(k))
         ends = combine(combined(range(KEEP)), combined(range(k - KEEP, k)))
-        if any(f.seen is None or f.seen.first_time is None or f.seen.last_time is None for f in ends.findings.values()):
-            # a run between them could fill a time the first or last ones lack: unless their
-            # lines are the template's own (its times), combine them all
-            if any(block[b:e] != t.data for b, e in periods[KEEP : k - KEEP]):
-                return combined(range(k))
+        # a run between them could fill a time the first or last ones lack: unless their lines
+        # are the template's own (its times), they are all combined
+        untimed = any(
+            f.seen is None or f.seen.first_time is None or f.seen.last_time is None for f in ends.findings.values()
+        )
+        if untimed and any(block[b:e] != t.data for b, e in periods[KEEP : k - KEEP]):
+            return combined(range(k))
         return _widen(ends, t.summary, middle)
 
     def _period_end(self, block: bytes, at: int, t: Template) -> int | None:
         """Where the run starting at `at` ends when its lines repeat the template, else None."""
-        end = at + len(t.data)
-        if block[at:end] == t.data:
-            return end
+        if block[at : at + len(t.data)] == t.data:
+            return at + len(t.data)
         if not t.timed:
             return None
         end = _forward(block, at, t.lines)
@@ -290,8 +315,17 @@ class Replay:
         line, is_cont = self.s.a.envelope.peel(0, clean_line(raw.decode("utf-8", "replace")))
         if line is None:
             return None
-        return (line.text, line.level, line.tag, line.func, line.slot_id, line.task_id, line.instance,
-                line.wrappers, is_cont)
+        return (
+            line.text,
+            line.level,
+            line.tag,
+            line.func,
+            line.slot_id,
+            line.task_id,
+            line.instance,
+            line.wrappers,
+            is_cont,
+        )
 
     def _times(self, t: Template, data: bytes, first: int) -> dict[int, float | None]:
         """The time of each of the template's evidence lines, read in a repeat starting at line `first`."""
@@ -306,7 +340,7 @@ class Replay:
 
     def _clean(self) -> bool:
         """One stream, and nothing that watches entries or carries state from run to run."""
-        a = self.s.a
+        a = self.a
         return (
             self.s.shortcuts
             and self.pending is None
@@ -389,7 +423,9 @@ def _shifted(t: Template, dr: int, dl: int, times: dict[int, float | None] | Non
             }
         )
     runs = {
-        key: r.model_copy(update={"index": r.index + dr, "first_line": r.first_line + dl, "last_line": r.last_line + dl})
+        key: r.model_copy(
+            update={"index": r.index + dr, "first_line": r.first_line + dl, "last_line": r.last_line + dl}
+        )
         for key, r in t.summary.runs.items()
     }
     ruled = {
@@ -423,7 +459,8 @@ def _widen(s: Summary, one: Summary, m: int) -> Summary:
     runs_out = {}
     for key, r in s.runs.items():
         assert r.seen is not None
-        per_runs = one.runs[key].seen.runs if one.runs[key].seen is not None else 1
+        per_seen = one.runs[key].seen
+        per_runs = per_seen.runs if per_seen is not None else 1
         runs_out[key] = r.model_copy(update={"seen": r.seen.model_copy(update={"runs": r.seen.runs + m * per_runs})})
     ruled = {key: r.model_copy(update={"runs": r.runs + m * one.ruled_out[key].runs}) for key, r in s.ruled_out.items()}
     return Summary(findings=findings, runs=runs_out, ruled_out=ruled, run_count=s.run_count + m * one.run_count)
