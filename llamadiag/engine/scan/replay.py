@@ -459,8 +459,8 @@ def _widen(s: Summary, one: Summary, m: int) -> Summary:
     runs_out = {}
     for key, r in s.runs.items():
         assert r.seen is not None
-        per_seen = one.runs[key].seen
-        per_runs = per_seen.runs if per_seen is not None else 1
+        one_seen = one.runs[key].seen
+        per_runs = one_seen.runs if one_seen is not None else 1
         runs_out[key] = r.model_copy(update={"seen": r.seen.model_copy(update={"runs": r.seen.runs + m * per_runs})})
     ruled = {key: r.model_copy(update={"runs": r.runs + m * one.ruled_out[key].runs}) for key, r in s.ruled_out.items()}
     return Summary(findings=findings, runs=runs_out, ruled_out=ruled, run_count=s.run_count + m * one.run_count)
