@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
+from llamadiag.engine.envelope import plain
 from llamadiag.engine.grouping import KEEP, Summary, combine
 from llamadiag.engine.run import Run
 from llamadiag.engine.scan.host import ScanHost
@@ -305,10 +306,30 @@ class Replay:
                 continue
             peeled = t.peeled.get(i)
             if peeled is None:
-                peeled = t.peeled[i] = (self._peel(theirs), _ids(engine, theirs))
-            if self._peel(mine) != peeled[0] or _ids(engine, mine) != peeled[1]:
+                peeled = t.peeled[i] = (self._quick(theirs), self._peel(theirs), _ids(engine, theirs))
+            quick = self._quick(mine) if peeled[0] is not None else None
+            if quick is not None:  # both only llama's prefix before the message: compare what follows it
+                if quick != peeled[0]:
+                    return False
+            elif self._peel(mine) != peeled[1]:
+                return False
+            if _ids(engine, mine) != peeled[2]:
                 return False
         return True
+
+    def _quick(self, raw: bytes) -> tuple[str, str | None] | None:
+        """A line with no wrapper, not dropped, not a continuation and no control character
+        (peeling only reads llama's prefix off it): its message and level, else None. Two such
+        lines with the same message and level peel to the same entry but for its time."""
+        env = self.s.a.envelope
+        text = raw.decode("utf-8", "replace")
+        if "\r" in text or not plain(text) or env.quick.match(text) is not None:
+            return None
+        for prefix in env.prefixes:  # as EnvelopeParser.parse_llama reads it
+            m = prefix.match(text)
+            if m:
+                return text[m.end() :], m.group("level")
+        return text, None
 
     def _peel(self, raw: bytes) -> tuple[Any, ...] | None:
         """One line as the analyzer reads it, less its number and time."""
