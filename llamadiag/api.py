@@ -163,7 +163,7 @@ def _diagnose_split(
     options = ranges.ScanOptions(cmdline, version_text, build)
     scan = ranges.scan_ranges(k, source, spans, read_range, options, jobs, on_block)
     read = merge_reads(source, list(scan.reads))
-    return Diagnosis(report_of(k, scan.summary, _file_info(read), read.notes()), read.error, scan.last_facts)
+    return Diagnosis(report_of(k, scan.result(), _file_info(read), read.notes()), read.error, scan.last_facts)
 
 
 def diagnose_stream(

@@ -63,42 +63,74 @@ class ScanOptions:
     engine: str | None = None
 
 
+# a run still open at the end of a range: its instance and its summary (numbered from 0)
+OpenRun = tuple[str | None, Summary]
+
+
 @dataclass(frozen=True)
 class RangeScan:
-    """The partial result of a byte range [start, end): its runs' summary (numbered from 0),
-    its lines (first_line lines before it, last_line after it) and how its edges look."""
+    """The partial result of a byte range [start, end): the summary of the runs that ended in it
+    and, apart, of the runs still open at its end (each instance's current run, in the order
+    they began), numbered from 0; its lines (first_line lines before it, last_line after it);
+    the instances it saw, and how its edges look."""
 
     start: int
     end: int
     summary: Summary
+    open: tuple[OpenRun, ...]
     first_line: int
     last_line: int
     opens_cleanly: bool
     closes_cleanly: bool
+    instances: frozenset[str | None] = frozenset()
     last_facts: dict[str, FactValue] = field(default_factory=dict)
     reads: tuple[Any, ...] = ()  # the reader's account of each range, in order
     rescanned: int = 0  # edges that did not prove an exact join (their ranges were scanned again)
 
+    @property
+    def run_count(self) -> int:
+        """Runs of the range, ended or open."""
+        return self.summary.run_count + sum(s.run_count for _, s in self.open)
+
+    def result(self) -> Summary:
+        """The summary of the whole range as one process folds it at the end: the ended runs,
+        then the open ones in the order they began."""
+        return reduce(combine_summaries, [s for _, s in self.open], self.summary)
+
 
 def fits(a: RangeScan, b: RangeScan) -> bool:
-    """Whether `b` continues `a` exactly as one process would have read on (see module doc)."""
-    return a.end == b.start and a.last_line == b.first_line and a.closes_cleanly and b.opens_cleanly
+    """Whether `b` continues `a` exactly as one process would have read on (see module doc);
+    runs of other instances left open by `a` must not go on in `b`."""
+    others = {instance for instance, _ in a.open if instance is not None}
+    return (
+        a.end == b.start
+        and a.last_line == b.first_line
+        and a.closes_cleanly
+        and b.opens_cleanly
+        and others.isdisjoint(b.instances)
+    )
 
 
 def combine(a: RangeScan, b: RangeScan) -> RangeScan:
     """The scan of `a`'s range followed by `b`'s (they must `fit`): `b`'s runs renumbered after
-    `a`'s, the summaries merged in order. Associative."""
+    `a`'s; `a`'s open run of the unnamed stream ends where `b` starts one, so it is folded
+    before `b`'s ended runs; runs of other instances stay open. Associative."""
     if not fits(a, b):
         raise ValueError(f"ranges {a.start}-{a.end} and {b.start}-{b.end} do not join exactly")
-    shifted = shift_runs(b.summary, a.summary.run_count)
+    offset = a.run_count
+    ended = [s for instance, s in a.open if instance is None]
+    folded = reduce(combine_summaries, [*ended, shift_runs(b.summary, offset)], a.summary)
+    still_open = tuple((i, s) for i, s in a.open if i is not None)
     return RangeScan(
         start=a.start,
         end=b.end,
-        summary=combine_summaries(a.summary, shifted),
+        summary=folded,
+        open=still_open + tuple((i, shift_runs(s, offset)) for i, s in b.open),
         first_line=a.first_line,
         last_line=b.last_line,
         opens_cleanly=a.opens_cleanly,
         closes_cleanly=b.closes_cleanly,
+        instances=a.instances | b.instances,
         last_facts=b.last_facts or a.last_facts,
         reads=a.reads + b.reads,
         rescanned=a.rescanned + b.rescanned,
@@ -127,12 +159,15 @@ def scan_range(
             opening.first_physical(block, line_base + 1)
         analyzer.feed_bytes(block)
     closes = _closes_cleanly(analyzer)
-    summary = analyzer.final_summary([])
+    analyzer.final_summary([])  # flushes; a range without any entry gets its one run here
+    open_runs = tuple((run.instance, analyzer.run_summary(run)) for run in analyzer.runs)
     last = analyzer.run_facts(analyzer.runs[-1]) if analyzer.runs else {}
     return RangeScan(
         start=start,
         end=end,
-        summary=summary,
+        summary=analyzer.summary,
+        open=open_runs,
+        instances=frozenset(analyzer.streams),
         first_line=line_base,
         last_line=analyzer.line_number,
         opens_cleanly=opening is None or (opening.started and opening.clean),
@@ -191,12 +226,13 @@ class _Opening:
 
 def _closes_cleanly(a: Analyzer) -> bool:
     """After releasing the held entry (as the next range's first line would), is the analyzer
-    in a state where a following start line begins a new run and nothing joins across?"""
+    in a state where a following start line begins a new run and nothing joins across?
+    (Runs of other instances may stay open: `fits` checks that the next range does not go on
+    with them.)"""
     a.release_held()
     stream = a.streams.get(None)
     return (
         stream is not None
-        and len(a.streams) == 1
         and not stream.preamble
         and not a.bridge_queue
         and not a.child_argv
@@ -229,16 +265,15 @@ class SplitPlanner:
         ((offset, raw line) from a line start on): its pasted command line or version output,
         if any, then its start line."""
         group: int | None = None  # offset of the first line of the current start-up block
-        first = True
+        inside = True  # in a block the search began inside (its first line may lie before): skipped
         for offset, raw in lines:
             kinds = self.kinds(raw)
             if not kinds:
-                group = None
-            elif group is None and not first:  # (a block the search began inside is skipped)
+                group, inside = None, False
+            elif group is None and not inside:
                 group = offset
             if "start" in kinds and group is not None:
                 return group
-            first = False
         return None
 
 
@@ -312,23 +347,29 @@ def scan_ranges(
         scans = run(spans, True)
         rescanned = 0
         while True:
-            groups = _rejoin(scans)
-            if all(len(g) == 1 for g in groups):
+            groups, whole = _rejoin(scans)
+            if whole is not None:
                 break
             again = [i for i, g in enumerate(groups) if len(g) > 1]
             rescanned += sum(len(groups[i]) - 1 for i in again)
             fresh = run([(groups[i][0].start, groups[i][-1].end) for i in again], False)
             redone = dict(zip(again, fresh, strict=True))
             scans = [redone[i] if i in redone else g[0] for i, g in enumerate(groups)]
-    return replace(reduce(combine, scans), rescanned=rescanned)
+    return replace(whole, rescanned=rescanned)
 
 
-def _rejoin(scans: list[RangeScan]) -> list[list[RangeScan]]:
-    """Adjacent scans grouped where their edge does not fit (each group is scanned again as one)."""
+def _rejoin(scans: list[RangeScan]) -> tuple[list[list[RangeScan]], RangeScan | None]:
+    """Adjacent scans grouped where an edge does not fit (each group is scanned again as one),
+    and the scans combined when every edge fits. Each edge is checked against all the scans
+    before it combined (runs they left open must not go on); after a failed edge, only against
+    the scan right before it, until the groups are scanned again and checked anew."""
     groups = [[scans[0]]]
+    whole: RangeScan | None = scans[0]
     for scan in scans[1:]:
-        if fits(groups[-1][-1], scan):
+        if fits(whole if whole is not None else groups[-1][-1], scan):
             groups.append([scan])
+            whole = combine(whole, scan) if whole is not None else None
         else:
             groups[-1].append(scan)
-    return groups
+            whole = None
+    return groups, whole
