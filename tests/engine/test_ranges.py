@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import random
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,12 @@ def _bench(name: str):  # bench/*.py are scripts, not part of the package
 
 def _scan(k: api.Knowledge, path: Path, spans: list[tuple[int, int]], jobs: int = 2) -> ranges.RangeScan:
     return ranges.scan_ranges(k, str(path), spans, read_range, ranges.ScanOptions(), jobs)
+
+
+def _scan_here(k: api.Knowledge, path: Path, start: int, end: int) -> ranges.RangeScan:
+    """One range scanned in this process."""
+    base, blocks, read = read_range(str(path), start, end)
+    return ranges.scan_range(k, blocks, start=start, end=end, line_base=base, options=ranges.ScanOptions(), read=read)
 
 
 def _report_json(k: api.Knowledge, path: Path, scan: ranges.RangeScan) -> str:
@@ -165,7 +172,7 @@ def test_edges_inside_a_signature_and_a_start_up_are_scanned_again(k, real_only:
     cuts = sorted({_line_start(real_only, n) for n in (second, run.first_line + 1, run.first_line + 3)})
     size = real_only.stat().st_size
     edges = [0, *cuts, size]
-    scan = _scan(k, real_only, list(zip(edges, edges[1:], strict=False)))
+    scan = _scan(k, real_only, list(pairwise(edges)))
     assert scan.rescanned == len(cuts)  # none of these edges proves an exact join
     assert _report_json(k, real_only, scan) == _json(one)
 
@@ -173,7 +180,8 @@ def test_edges_inside_a_signature_and_a_start_up_are_scanned_again(k, real_only:
 def test_a_planned_edge_on_a_pasted_command_line_holds(k, tmp_path: Path) -> None:
     """A run whose start-up begins with the command line (preamble): the edge goes before it."""
     cmd = "$ llama-server -m /models/qwen.gguf -c 8192 -ngl 99\n"
-    sample = (SAMPLES / "real" / "cuda-oom-ctx-fit-off-lv4.log").read_bytes().rstrip(b"\n") + b"\n"
+    lines = (SAMPLES / "real" / "cuda-oom-ctx-fit-off-lv4.log").read_bytes().rstrip(b"\n").split(b"\n")
+    sample = b"\n".join(lines[1:]) + b"\n"  # from its start line (`build ...`) on
     path = tmp_path / "pasted.log"
     path.write_bytes((cmd.encode() + sample) * 40)
     one = _json(api.diagnose(path, knowledge=k))
@@ -189,17 +197,9 @@ def test_a_planned_edge_on_a_pasted_command_line_holds(k, tmp_path: Path) -> Non
 
 
 def test_combine_is_associative_on_real_range_summaries(k, real_only: Path) -> None:
-    spans = _plan(k, real_only, 4)
-    parts = []
-    for start, end in spans:
-        base, blocks, read = read_range(str(real_only), start, end)
-        parts.append(
-            ranges.scan_range(
-                k, blocks, start=start, end=end, line_base=base, options=ranges.ScanOptions(), read=read
-            )
-        )
+    parts = [_scan_here(k, real_only, start, end) for start, end in _plan(k, real_only, 4)]
     a, b, c, d = parts
-    assert all(ranges.fits(x, y) for x, y in zip(parts, parts[1:], strict=False))
+    assert all(ranges.fits(x, y) for x, y in pairwise(parts))
     left = ranges.combine(ranges.combine(ranges.combine(a, b), c), d)
     right = ranges.combine(a, ranges.combine(b, ranges.combine(c, d)))
     middle = ranges.combine(ranges.combine(a, ranges.combine(b, c)), d)
@@ -212,12 +212,7 @@ def test_combine_is_associative_on_real_range_summaries(k, real_only: Path) -> N
 def test_ranges_that_do_not_join_are_refused(k, real_only: Path) -> None:
     size = real_only.stat().st_size
     at = _line_start(real_only, 3)
-    scans = []
-    for start, end in [(0, at), (at, size)]:
-        base, blocks, read = read_range(str(real_only), start, end)
-        scans.append(
-            ranges.scan_range(k, blocks, start=start, end=end, line_base=base, options=ranges.ScanOptions())
-        )
+    scans = [_scan_here(k, real_only, start, end) for start, end in [(0, at), (at, size)]]
     assert not ranges.fits(*scans)
     with pytest.raises(ValueError, match="do not join"):
         ranges.combine(*scans)
