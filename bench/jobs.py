@@ -47,7 +47,7 @@ def critical_path(log: Path, pieces: int) -> None:
     """CPU of the plan, of each range's scan and of the merge, against one scan of the whole file."""
     from llamadiag import api
     from llamadiag.engine import ranges
-    from llamadiag.source.ranges import lines_from, read_range
+    from llamadiag.source.ranges import read_range, window
 
     k = api.load_knowledge()
     size = log.stat().st_size
@@ -60,7 +60,7 @@ def critical_path(log: Path, pieces: int) -> None:
         return out, time.process_time() - began
 
     began = time.process_time()
-    spans = ranges.plan(k, size, pieces, lambda offset, limit: lines_from(str(log), offset, limit))
+    spans = ranges.plan(k, size, pieces, lambda offset, limit: window(str(log), offset, limit))
     plan_s = time.process_time() - began
     parts = [scan(s, e) for s, e in spans]
     began = time.process_time()

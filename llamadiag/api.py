@@ -151,13 +151,13 @@ def _diagnose_split(
     """`diagnose` on byte ranges in several processes; None when the file is not split."""
     from llamadiag.engine import ranges
     from llamadiag.engine.analyze import report_of
-    from llamadiag.source.ranges import lines_from, merge_reads, read_range, splittable_size
+    from llamadiag.source.ranges import merge_reads, read_range, splittable_size, window
 
     size = splittable_size(source)
     if size is None or size < max(SPLIT_MIN_BYTES, 1):
         return None
     k = knowledge if knowledge is not None else load_knowledge()
-    spans = ranges.plan(k, size, pieces or jobs, lambda offset, limit: lines_from(source, offset, limit))
+    spans = ranges.plan(k, size, pieces or jobs, lambda offset, limit: window(source, offset, limit))
     if len(spans) < 2:
         return None
     options = ranges.ScanOptions(cmdline, version_text, build)

@@ -29,6 +29,7 @@ what that would take.
 from __future__ import annotations
 
 import multiprocessing
+import re
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -249,6 +250,12 @@ class SplitPlanner:
     def __init__(self, k: Knowledge) -> None:
         self.envelope = EnvelopeParser(k.envelope)
         self.index: LiteralIndex = index_for(k)
+        # a line can start a run only if it holds the literal of a start pattern: searched for
+        # in the raw bytes first, so only those lines (and the lines right before them) are peeled
+        starts = [lit for lit, ts in self.index.by_literal.items() if any(t.kind == "start" for t in ts)]
+        self.start_literals = re.compile(
+            b"|".join(re.escape(lit.encode()) for lit in sorted(starts, key=len, reverse=True)) or b"(?!x)x"
+        )
 
     def kinds(self, raw: bytes) -> set[str]:
         """The segmentation kinds of one physical line standing on its own (empty: none, or it
@@ -260,38 +267,46 @@ class SplitPlanner:
         targets = self.index.targets(line.text)
         return {t.kind for t in targets if t.kind in SEGMENT_KINDS and t.pattern.search(line.text)}
 
-    def run_start(self, lines: Iterable[tuple[int, bytes]]) -> int | None:
-        """The offset of the first line of the first complete start-up block among `lines`
-        ((offset, raw line) from a line start on): its pasted command line or version output,
-        if any, then its start line."""
-        group: int | None = None  # offset of the first line of the current start-up block
-        inside = True  # in a block the search began inside (its first line may lie before): skipped
-        for offset, raw in lines:
-            kinds = self.kinds(raw)
-            if not kinds:
-                group, inside = None, False
-            elif group is None and not inside:
-                group = offset
-            if "start" in kinds and group is not None:
-                return group
-        return None
+    def run_start(self, data: bytes) -> int | None:
+        """The offset in `data` (whole lines from a line start) of the first line of the first
+        complete start-up block: its pasted command line or version output, if any, then its
+        start line. A block that may have begun before `data` is skipped."""
+        pos = 0
+        while True:
+            m = self.start_literals.search(data, pos)
+            if m is None:
+                return None
+            begin = data.rfind(b"\n", 0, m.start()) + 1
+            end = data.find(b"\n", m.start())
+            end = len(data) if end < 0 else end
+            pos = end + 1
+            if "start" not in self.kinds(data[begin:end]):
+                continue
+            while begin > 0:  # back over the start-up lines before it (command line, version ...)
+                before = data.rfind(b"\n", 0, begin - 1) + 1
+                if not self.kinds(data[before : begin - 1]):
+                    return begin
+                begin = before
+            # the block reaches back to the start of `data`: it may have begun earlier
 
 
 def plan(
-    k: Knowledge, size: int, pieces: int, lines_from: Callable[[int, int], Iterable[tuple[int, bytes]]]
+    k: Knowledge, size: int, pieces: int, window: Callable[[int, int], tuple[int, bytes]]
 ) -> list[tuple[int, int]]:
     """Byte ranges covering [0, size), split at run starts near equal fractions of the file;
-    fewer (or one) where no run starts near a fraction. `lines_from(offset, limit)` gives the
-    lines from the first line start at or after `offset`, up to `limit` bytes."""
+    fewer (or one) where no run starts near a fraction. `window(offset, limit)` gives the
+    offset of the first line start at or after `offset` and the whole lines from there, up
+    to `limit` bytes."""
     planner = SplitPlanner(k)
     cuts: list[int] = []
     for i in range(1, pieces):
         target = size * i // pieces
         if cuts and target <= cuts[-1]:
             continue
-        found = planner.run_start(lines_from(target, min(PLAN_WINDOW, size // pieces)))
-        if found is not None and 0 < found < size and (not cuts or found > cuts[-1]):
-            cuts.append(found)
+        base, data = window(target, min(PLAN_WINDOW, size // pieces))
+        found = planner.run_start(data)
+        if found is not None and 0 < base + found < size and (not cuts or base + found > cuts[-1]):
+            cuts.append(base + found)
     edges = [0, *cuts, size]
     return list(pairwise(edges))
 

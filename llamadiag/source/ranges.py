@@ -55,25 +55,18 @@ def newlines_before(source: str, end: int) -> int:
     return count
 
 
-def lines_from(source: str, offset: int, limit: int) -> Iterator[tuple[int, bytes]]:
-    """(offset, line without its newline) of the lines starting at or after `offset`, within
-    `limit` bytes after it."""
+def window(source: str, offset: int, limit: int) -> tuple[int, bytes]:
+    """The offset of the first line start at or after `offset`, and the whole lines from there
+    within `limit` bytes."""
     with open(source, "rb") as f:
         start = max(offset - 1, 0)
         f.seek(start)
         data = f.read(limit + (offset - start))
-    pos = 0
-    if offset > 0:  # the byte before `offset` tells whether a line starts at it
-        nl = data.find(b"\n")
-        if nl < 0:
-            return
-        pos = nl + 1
-    while True:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            return
-        yield start + pos, data[pos:nl]
-        pos = nl + 1
+    skip = data.find(b"\n") + 1 if offset > 0 else 0  # the byte before `offset` tells where a line starts
+    if offset > 0 and skip == 0:
+        return offset, b""
+    data = data[skip : data.rfind(b"\n") + 1]
+    return start + skip, data
 
 
 def read_range(source: str, start: int, end: int) -> tuple[int, Iterator[bytes], ReadReport]:

@@ -22,7 +22,7 @@ from llamadiag.cli import app
 from llamadiag.engine import ranges
 from llamadiag.engine.analyze import report_of
 from llamadiag.engine.scan.multimatch import hyperscan_available
-from llamadiag.source.ranges import lines_from, merge_reads, read_range, splittable_size
+from llamadiag.source.ranges import merge_reads, read_range, splittable_size, window
 from tests.paths import ROOT, SAMPLES
 
 REAL = sorted((SAMPLES / "real").glob("*.log"))
@@ -78,7 +78,7 @@ def _report_json(k: api.Knowledge, path: Path, scan: ranges.RangeScan) -> str:
 def _plan(k: api.Knowledge, path: Path, pieces: int) -> list[tuple[int, int]]:
     size = splittable_size(str(path))
     assert size is not None
-    return ranges.plan(k, size, pieces, lambda offset, limit: lines_from(str(path), offset, limit))
+    return ranges.plan(k, size, pieces, lambda offset, limit: window(str(path), offset, limit))
 
 
 def _line_start(path: Path, number: int) -> int:
