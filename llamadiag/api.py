@@ -117,6 +117,7 @@ def diagnose(
     compressed and UTF-16 files, `unmatched` and `server_facts` are read by one process.
     """
     if jobs > 1 and not unmatched and server_facts is None:
+        knowledge = knowledge if knowledge is not None else load_knowledge()  # loaded once, split or not
         split = _diagnose_split(str(source), knowledge, cmdline, version_text, build, on_block, jobs, pieces)
         if split is not None:
             return split
@@ -140,7 +141,7 @@ def usable_cores() -> int:
 
 def _diagnose_split(
     source: str,
-    knowledge: Knowledge | None,
+    k: Knowledge,
     cmdline: str | None,
     version_text: str | None,
     build: int | None,
@@ -156,7 +157,6 @@ def _diagnose_split(
     size = splittable_size(source)
     if size is None or size < max(SPLIT_MIN_BYTES, 1):
         return None
-    k = knowledge if knowledge is not None else load_knowledge()
     spans = ranges.plan(k, size, pieces or jobs, lambda offset, limit: window(source, offset, limit))
     if len(spans) < 2:
         return None
