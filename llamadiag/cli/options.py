@@ -240,9 +240,10 @@ def diagnose_source(
     unmatched: bool = False,
     show_progress: bool = True,
     server_facts: api.ServerFacts | None = None,
+    jobs: int = 1,
 ) -> api.Diagnosis:
     """`api.diagnose` for a command: stdin checked, a progress bar for large files, errors as exit 2.
-    `server_facts` are what a live server said (`--server`)."""
+    `server_facts` are what a live server said (`--server`); `jobs` processes scan a large file."""
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
     if version_text and not api.version_fields(version_text, k):
@@ -263,6 +264,7 @@ def diagnose_source(
                 unmatched=unmatched,
                 on_block=update,
                 server_facts=server_facts,
+                jobs=jobs,
             )
     except api.InputError as exc:
         raise fail(str(exc)) from exc
