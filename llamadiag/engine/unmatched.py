@@ -31,8 +31,6 @@ from pydantic import BaseModel, Field
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
 from llamadiag.engine.literals import Target
-from llamadiag.knowledge.formatmodel import TemplatingSpec, Unsettled
-from llamadiag.knowledge.formats import builtin_format
 from llamadiag.lines import strip_controls
 
 MAX_EXAMPLES = 3
@@ -72,6 +70,9 @@ class LineTemplate(BaseModel):
 
 @lru_cache(maxsize=1)
 def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
+    from llamadiag.knowledge.formatmodel import TemplatingSpec  # only with --unmatched: not at start-up
+    from llamadiag.knowledge.formats import builtin_format
+
     spec = builtin_format(TemplatingSpec)
     return (
         regex.compile(spec.error_like),
@@ -83,6 +84,9 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
 
 @lru_cache(maxsize=1)
 def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[str], LooksLike]]:
+    from llamadiag.knowledge.formatmodel import Unsettled
+    from llamadiag.knowledge.formats import builtin_format
+
     spec = builtin_format(Unsettled)
     out = []
     # open reports first (the thread to add to), then the newest
