@@ -98,3 +98,18 @@ def test_completing_a_command_option_does_not_import_the_analyzer(command: str) 
     proc, mods = imported(env=env)
     assert proc.returncode == 0 and "--help" in proc.stdout, proc.stderr[-2000:]
     assert {"llamadiag.engine.analyze", "llamadiag.engine.diagnose"}.isdisjoint(mods)
+
+
+def test_explain_on_a_cache_hit_builds_no_knowledge_model_class(tmp_path) -> None:
+    """Issue #11 point 4: the start-up cache holds light copies; the pydantic rule and format
+    models, their validators and PyYAML are for a cache miss (the first run) only."""
+    log = tmp_path / "server.log"
+    log.write_text("main: server is listening on http://127.0.0.1:8080 - starting the main loop\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc, first = imported("explain", str(log), "-f", "json", env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, hit = imported("explain", str(log), "-f", "json", env=env)
+    assert proc.returncode == 0 and '"findings": []' in proc.stdout, proc.stderr[-2000:]
+    models = {"llamadiag.knowledge.rulemodel", "llamadiag.knowledge.formatmodel", "yaml"}
+    assert models <= first  # the miss validated the knowledge files
+    assert "llamadiag.engine.analyze" in hit and not models & hit, sorted(models & hit)
