@@ -427,7 +427,8 @@ class Analyzer:
 
     def fold(self, run: Run) -> None:
         """Assess an ended run and fold it into the grouped summary; the run itself is let go."""
-        self.summary = combine(self.summary, self.run_summary(run))
+        # (the runs the scanner skipped as repeats of this one are merged right after it)
+        self.summary = self.scanner.replay.fold(self.summary, run, self.run_summary(run))
         self.retire(run)
 
     def run_summary(self, run: Run, facts: dict[str, FactValue] | None = None) -> Summary:
