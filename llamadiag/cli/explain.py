@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from llamadiag.api import ServerFacts, usable_cores
 from llamadiag.cli.options import (
@@ -34,10 +33,10 @@ from llamadiag.cli.options import (
     load,
     paged,
     report_rule_errors,
+    safe,
     terminal,
 )
 from llamadiag.cli.writers import ReportWriter, console_on, destination, write_facts, write_to
-from llamadiag.render.terminal import safe
 
 
 def explain(
@@ -186,6 +185,8 @@ def compare(
     elif fmt is Format.markdown:
         typer.echo(compare_markdown(c, f"llamadiag {__version__}, rules {k.digest}"), nl=False)
     else:
+        from rich.console import Console
+
         print_compare(Console(highlight=False), c)
     broken = fails(c.new, fail_on, FailConfidence.possible)
     raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not broken else 1)
