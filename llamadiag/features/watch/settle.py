@@ -7,7 +7,9 @@ evidence. Some causes cannot change any more, and are judged at once:
 - the run has printed its whole startup (the facts of the startup are in);
 - the rule's best signature matched (no richer one can complete later);
 - no line of the run can rule the rule out (it has no `exclude_lines`) and no rule can
-  hide it (nobody `supersedes` it);
+  hide it: nobody `supersedes` it, or only rules that hide it on their own evidence, whose
+  signatures are single lines, and that have not matched in this run yet (a later match starts
+  after this evidence, so it cannot cover it);
 - every fact its conditions and exclusions test is known, and is not a count or a list
   (which later lines could still change).
 """
@@ -40,19 +42,31 @@ class SettlePolicy:
     def __init__(self, analyzer: Analyzer) -> None:
         self.a = analyzer
         rules = [loaded.rule for loaded in analyzer.k.rules]
-        hidden = {rid for rule in rules for rid in rule.supersedes}
+        hiders: dict[str, list[int]] = {}
+        always_hidden: set[str] = set()
+        for i, rule in enumerate(rules):
+            for rid in rule.supersedes:
+                hiders.setdefault(rid, []).append(i)
+                single = all(len(sig.entries) == 1 for sig in rule.signatures)
+                if rule.supersedes_scope == "run" or not single:
+                    always_hidden.add(rid)  # a later or longer match can cover evidence seen now
         growing = {f.name for f in analyzer.k.facts if f.type in ("count", "list")}
         # per rule: None when later lines can always change it, else the facts it tests
         self.tested: list[frozenset[str] | None] = []
+        # per rule: the rules that hide it on their evidence once they have matched in the run
+        self.hiders: list[tuple[int, ...]] = []
         for rule in rules:
             names = frozenset(_tested([*rule.conditions, *rule.exclusions]))
-            fragile = bool(rule.exclude_lines) or rule.id in hidden or bool(names & growing)
+            fragile = bool(rule.exclude_lines) or rule.id in always_hidden or bool(names & growing)
             self.tested.append(None if fragile else names)
+            self.hiders.append(tuple(hiders.get(rule.id, ())))
 
     def lines(self, rule_i: int, run: Run, match: Match) -> int:
         """Physical lines to wait after the evidence's last line before judging."""
         names = self.tested[rule_i]
         if names is None or not run.startup_seen or match.sig_index != 0:
             return SETTLE_LINES
+        if any(i in run.hits for i in self.hiders[rule_i]):
+            return SETTLE_LINES  # a rule that hides it matched earlier: its next match may cover this one
         known: dict[str, Any] = self.a.run_facts(run)
         return 0 if names <= known.keys() else SETTLE_LINES
