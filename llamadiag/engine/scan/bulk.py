@@ -126,6 +126,11 @@ class BulkPath:
         self._combined: dict[frozenset[int], Status] = {}  # per set of literals on a line
         self.block = b""
         self._bad: tuple[int, int | None] | None = None
+        self._continuations: dict[frozenset[str], Any] = {}
+        # literals of another program's lines, after which a continuation may still follow
+        self._bridges = [
+            scanner.literals[i].encode() for i, ts in enumerate(scanner.by_id) if any(t.kind == "bridge" for t in ts)
+        ]
 
     def _can_settle(self, t: Target) -> bool:
         if t.kind == "sig" and t.ref[2] == 0:
@@ -159,17 +164,7 @@ class BulkPath:
         bad = self._bad_byte(pos)
         if bad is not None and bad < limit:
             limit = bad
-        # Continuation lines join the entry before them into one. Their statistics count per
-        # physical line either way, but a signature start joined to one is not queued like
-        # a lone line: so a stretch holds either no continuation line, or no line holding
-        # a signature start; the one reaching further is taken.
         stop, starts = self._first_live(run, finder, pos, limit)
-        if starts and starts[0][0] < stop:
-            cont = finder.shape(pos, True)
-            if cont is not None and cont < stop:
-                stop = max(cont, starts[0][0])
-            elif stop == size and starts[-1][0] == block.rfind(b"\n", 0, size - 1) + 1:
-                stop = starts[-1][0]  # the next block may begin with a line continuing it
         if stop < size:
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
         if stop <= pos:
@@ -221,17 +216,33 @@ class BulkPath:
                     if any(key in waiting and p.search(line) for key, p in latent):
                         return at, starts
                 if defer:
-                    if not starts:
-                        # the stretch will end at the first continuation line after this start, or
-                        # before this start: lines past that need no look
-                        cont = finder.shape(pos, True)
-                        if cont is not None:
-                            limit = min(limit, max(cont, at) + 1)
+                    if self._entangled(run, at):
+                        return at, starts
                     waiting.update(t.ref[:2] for t in defer)
                     starts += [(at, t) for t in defer]
             return limit, starts
         finally:
             self._count_hits(counts)
+
+    def _entangled(self, run: Run, at: int) -> bool:
+        """Whether the signature start on the line at `at` may be part of a longer entry: the
+        line is a continuation, or the next line is one (or another program's line, which a
+        continuation may follow), or the next line is in the next block. Such a start takes
+        the per-line path, which joins the entry; any other is queued as the lone line it is.
+        (Continuation lines elsewhere in a stretch join lines that hold no start: their
+        statistics count per physical line either way.)"""
+        block = self.block
+        nxt = block.find(b"\n", at) + 1
+        if nxt >= len(block):
+            return True
+        allowed = frozenset(run.facts.wrappers)
+        cont = self._continuations.get(allowed)
+        if cont is None:
+            cont = self._continuations[allowed] = compile_bytes(self.shape_sources(allowed)[2])
+        if cont.match(block, at) or cont.match(block, nxt):
+            return True
+        line = block[nxt : block.find(b"\n", nxt)]
+        return any(lit in line for lit in self._bridges)
 
     def _combined_status(self, ids: frozenset[int], run: Run, table: dict[int, Status]) -> Status:
         """What a line holding the literals `ids` does: STOP if any of them stops, else their
