@@ -24,6 +24,7 @@ each line would give), the last starts of multi-line signatures queued as the pe
 would queue them, and the run's line counters. The tests run every sample, real and
 generated log with and without this path and compare the whole reports.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,6 +36,7 @@ import regex
 from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import MAX_PARTIALS
 from llamadiag.engine.regex_rewrite import line_bounded, loosened, ungrouped
+from llamadiag.engine.scan.livestops import Defers, LiveStops, Status, starts_backwards
 from llamadiag.engine.scan.stops import HyperscanStops, LineStarts, StdlibStops, compile_bytes, rare_byte_regex
 from llamadiag.engine.stats import USED_GROUPS
 
@@ -50,7 +52,7 @@ _BAD = re.compile(rb"[^\t\n\x20-\x7e]")
 # what a watched literal does in the run's present state (see BulkPath.status)
 STOP = None
 _UNKNOWN: Any = object()
-Status = tuple[tuple[Any, ...], tuple[Target, ...], tuple[tuple[tuple[int, int], Any], ...]] | None
+DEAD = ((), (), ())  # a watched literal none of whose targets can change the run now
 # kinds of target whose effect can become void (Scanner.inert): a fact once known, an era once
 # seen, a later signature entry nobody waits for ... and statistics, which a stretch aggregates
 SETTLING = frozenset({"fact", "era", "sig", "startup", "exclude", "absent_block", "cont", "bridge", "stat"})
@@ -131,6 +133,7 @@ class BulkPath:
         self._bridges = [
             scanner.literals[i].encode() for i, ts in enumerate(scanner.by_id) if any(t.kind == "bridge" for t in ts)
         ]
+        self.live = LiveStops([lit.encode() for lit in scanner.literals], self._bridges)
 
     def _can_settle(self, t: Target) -> bool:
         if t.kind == "sig" and t.ref[2] == 0:
@@ -142,6 +145,7 @@ class BulkPath:
         """Start on a new block: forget the previous block's hits."""
         self.block = block
         self._begun = set()
+        self.live.begin()
         # most blocks hold no byte a plain ASCII line cannot: then no search for one
         self._bad = None if block.translate(None, _GOOD) else (0, None)
         if not self._sample:
@@ -164,14 +168,37 @@ class BulkPath:
         bad = self._bad_byte(pos)
         if bad is not None and bad < limit:
             limit = bad
-        stop, starts = self._first_live(run, finder, pos, limit)
+        if isinstance(finder, HyperscanStops):
+            stop, defers = self._first_stop(run, finder, pos, limit)
+        else:
+            stop, starts = self._first_live(run, finder, pos, limit)
         if stop < size:
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
         if stop <= pos:
             return pos, 0
+        if isinstance(finder, HyperscanStops):
+            starts = starts_backwards(block, pos, stop, finder.lengths, defers, MAX_PARTIALS, self._start_matches)
         lines = block.count(b"\n", pos, stop)
         self._consume(run, pos, stop, base, [(at, t) for at, t in starts if at < stop])
         return stop, lines
+
+    def _first_stop(self, run: Run, finder: HyperscanStops, pos: int, limit: int) -> tuple[int, Defers]:
+        """The first line before `limit` that stops the stretch, from the occurrences of the
+        literals that can do something in the run's state (livestops.py); and the literals of
+        the signature starts before it."""
+        table = self._table(run)
+        present = []
+        for i in finder.present():
+            st = table[i] if i in table else self._status(i, run, table)
+            if st != DEAD:
+                present.append((i, st))
+        return self.live.locate(finder, present, pos, limit)
+
+    def _start_matches(self, t: Target, at: int) -> bool:
+        """Whether the line at `at` holds signature start `t` (its pattern on the message)."""
+        block = self.block
+        line, _ = self.s.a.envelope.peel(0, block[at : block.find(b"\n", at)].decode("ascii"))
+        return line is not None and t.pattern.search(line.text) is not None
 
     def _bad_byte(self, pos: int) -> int | None:
         """The first byte at or after `pos` that a plain ASCII line cannot hold (remembered
@@ -183,9 +210,7 @@ class BulkPath:
         self._bad = (pos, m.start() if m is not None else None)
         return self._bad[1]
 
-    def _first_live(
-        self, run: Run, finder: HyperscanStops | StdlibStops, pos: int, limit: int
-    ) -> tuple[int, list[tuple[int, Target]]]:
+    def _first_live(self, run: Run, finder: StdlibStops, pos: int, limit: int) -> tuple[int, list[tuple[int, Target]]]:
         """The first line before `limit` holding a literal that stops the stretch, and the
         signature starts to queue before it (line start, target)."""
         block = self.block
@@ -392,7 +417,9 @@ class BulkPath:
     def finder(self, run: Run) -> HyperscanStops | StdlibStops:
         """The stop finder for the wrappers the run has seen and the literals live in its state."""
         allowed = frozenset(run.facts.wrappers)
-        live = self.live_literals(run)
+        # Hyperscan's finder keeps each literal's occurrences apart and walks only the live
+        # ones; the standard library's searches the literals of a database narrowed per state
+        live = None if self.hyperscan else self.live_literals(run)
         found = self._finders.get((allowed, live))
         if found is None:
             if len(self._finders) >= 64 or len(self._literal_searches) >= 16:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import regex
@@ -164,17 +164,20 @@ class StdlibStops:
 
 
 class HyperscanStops:
-    """Stop finder on Hyperscan: the watched literals of a block in one scan (the scanning
-    engine's, over those literals only), the unvouched shapes in another."""
+    """Stop finder on Hyperscan: where each stop literal occurs in a block (one scan over all of
+    them, each occurrence kept under its literal), the unvouched shapes in another scan. A
+    stretch then walks only the occurrences of the literals that matter in the run's state:
+    a settled literal on every request line costs nothing, whatever the state."""
 
     def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
         self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
-        self._ids: dict[frozenset[int], frozenset[int]] = {}  # the engine's ids -> literal ids
         self.block = b""
         self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
-        self.hits: list[tuple[int, int, frozenset[int]]] = []
-        self.starts: list[int] = []
+        # stop literal id -> end offsets of its occurrences in the block, ascending
+        self.occurrences: dict[int, list[int]] = {}
+        self.lengths: dict[int, int] = {}
         self.shape_hits: tuple[list[int], list[int]] = ([], [])
+        self._cont_lines: set[int] | None = None
 
     @staticmethod
     def literal_engine(literals: list[bytes]) -> Engine:
@@ -191,9 +194,23 @@ class HyperscanStops:
         return _database(hyperscan, [], [f"^(?:{foreign})", f"^(?:{continuation})"])
 
     def begin(self, block: bytes) -> None:
-        """Scan a new block and keep the line starts of its hits."""
-        self.hits = self.engine.scan(block)
-        self.starts = [start for start, _, _ in self.hits]
+        """Scan a new block: the occurrences of each literal, and the line starts of shape hits."""
+        by_engine_id: dict[int, list[int]] = {}
+
+        def on_literal(id_: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            ends = by_engine_id.get(id_)
+            if ends is None:
+                by_engine_id[id_] = [to]
+            else:
+                ends.append(to)
+
+        engine: Any = self.engine
+        engine.db.scan(block, match_event_handler=on_literal, scratch=engine.scratch())
+        self.occurrences = {}
+        for j, ends in by_engine_id.items():
+            ends.sort()  # Hyperscan reports by end offset already: a check in C
+            self.occurrences[self.literal_ids[j]] = ends
+            self.lengths[self.literal_ids[j]] = len(engine.literals[j].encode())
         found: tuple[set[int], set[int]] = (set(), set())
         rfind = block.rfind
 
@@ -202,17 +219,17 @@ class HyperscanStops:
 
         self.db.scan(block, match_event_handler=on_match)
         self.shape_hits = (sorted(found[0]), sorted(found[1]))
-        self.block, self._checked = block, (0, 0)
+        self.block, self._checked, self._cont_lines = block, (0, 0), None
 
-    def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
-        """(line start, literal ids) of each line at or after `pos` holding a watched literal."""
-        hits, literal_ids, known = self.hits, self.literal_ids, self._ids
-        for i in range(bisect.bisect_left(self.starts, pos), len(hits)):
-            start, _, ids = hits[i]
-            found = known.get(ids)
-            if found is None:  # a few distinct sets per block: each one mapped once
-                found = known[ids] = frozenset([literal_ids[j] for j in ids])
-            yield start, found
+    def continuation_lines(self) -> set[int]:
+        """Line starts of the block's continuation lines (under the run's wrappers)."""
+        if self._cont_lines is None:
+            self._cont_lines = set(self.shape_hits[1])
+        return self._cont_lines
+
+    def present(self) -> Iterable[int]:
+        """The stop literals that occur in the block."""
+        return self.occurrences.keys()
 
     def shape(self, pos: int, continuation: bool) -> int | None:
         """The first line at or after `pos` of an unvouched shape, or of a continuation line."""
