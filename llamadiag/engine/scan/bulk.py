@@ -446,7 +446,7 @@ class BulkPath:
             if self.hyperscan:
                 found = HyperscanStops(literals, ids, *shapes)
             else:
-                found = StdlibStops(literals, self._line_ids, *shapes)
+                found = StdlibStops(literals, [(i, self.s.literals[i].encode()) for i in ids], *shapes)
             self._finders[(allowed, live)] = found
         return found
 
@@ -489,10 +489,6 @@ class BulkPath:
         if keys is not None:
             return not keys.isdisjoint(waiting)
         return any(t.kind not in BULK_INERT and not self.s.inert(t, run) for t in self.s.by_id[i])
-
-    def _line_ids(self, line: bytes) -> frozenset[int]:
-        hits = self.s.engine.scan(line)
-        return hits[0][2] if hits else frozenset()
 
     def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str, str]:
         """Lines the run has not vouched for, as patterns matched at a line start: after any

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import regex
@@ -104,6 +104,40 @@ class LineStarts:
         return m.start() + 1 if m is not None else None
 
 
+class LineLiterals:
+    """Which literals a line holds, read from the rare-byte search's own matches in it (each
+    occurrence has a match at its rarest byte: the literal matched there, or one it is a
+    prefix of from that byte), checked in the line: no scan of the line with every literal."""
+
+    def __init__(self, pattern: re.Pattern[bytes], literals: list[tuple[int, bytes]]) -> None:
+        self.pattern, self.literals = pattern, literals
+        self._candidates: dict[bytes, list[tuple[int, bytes]]] = {}
+
+    def _candidates_of(self, matched: bytes) -> list[tuple[int, bytes]]:
+        """Literals an occurrence matched as `matched` (from its anchor byte on) may be."""
+        first = matched[0]
+        return [
+            (i, lit)
+            for i, lit in self.literals
+            if any(lit[k] == first and matched.startswith(lit[k:]) for k in range(len(lit)))
+        ]
+
+    def of_line(self, block: bytes, m: re.Match[bytes], start: int, end: int) -> frozenset[int]:
+        """The ids of the literals in block[start:end], a line holding the match `m`."""
+        search, candidates = self.pattern.search, self._candidates
+        maybe: set[tuple[int, bytes]] = set()
+        found: re.Match[bytes] | None = m
+        while found is not None:
+            matched = found.group()
+            known = candidates.get(matched)
+            if known is None:
+                known = candidates[matched] = self._candidates_of(matched)
+            maybe.update(known)
+            found = search(block, found.start() + 1, end)
+        line = block[start:end]
+        return frozenset(i for i, lit in maybe if lit in line)
+
+
 class StdlibStops:
     """Stop finder on the standard library: the lines holding a watched literal, and the
     first line of an unvouched shape, found by searches that each read a block once."""
@@ -111,11 +145,12 @@ class StdlibStops:
     def __init__(
         self,
         literals: re.Pattern[bytes],
-        line_ids: Callable[[bytes], frozenset[int]],
+        ids: list[tuple[int, bytes]],
         foreign: LineStarts,
         continuation: LineStarts,
     ) -> None:
-        self.literals, self.line_ids = literals, line_ids
+        self.literals = literals
+        self.line_ids = LineLiterals(literals, ids)
         self.shapes = (foreign, continuation)
         self.block = b""
         self._shape_hits: list[tuple[int, int | None] | None] = [None, None]
@@ -144,7 +179,7 @@ class StdlibStops:
                 return
             start = block.rfind(b"\n", 0, m.start()) + 1
             end = block.find(b"\n", m.start()) + 1 or len(block)
-            ids = self.line_ids(block[start:end])
+            ids = self.line_ids.of_line(block, m, start, end)
             self._searched = at = end
             if start >= pos and ids:
                 self._starts.append(start)
