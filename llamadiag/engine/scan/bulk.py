@@ -16,9 +16,17 @@ feeds targets (a fact, an era fingerprint, a signature entry, a run boundary, a 
   not seen, one naming another instance, a dropped line, a JSON line, a control or non-ASCII
   byte; continuation lines count unless the stretch holds no signature start.
 
-The stop finder (stops.py) looks only for the literals live in the run's state once that
-state has held for a few stretches and into a new block (settled literals that are frequent in this log are left
-out of its database). Everything before the first stop is consumed at once: statistics by
+Where a stretch ends: with Hyperscan, each stop literal's occurrences in the block are kept
+apart (stops.py) and only the literals that can do something in the run's present state are
+looked at (livestops.py): a settled literal costs nothing wherever it occurs, a live one a
+search of its loosened patterns, signature starts a check for a continuation line at or after
+them, and the starts to queue are found backwards from the stop. With the standard library, the
+finder searches the literals live in the run's state once that state has held for a few
+stretches and into a new block (settled literals frequent in this log are left out of its
+search). A signature start is queued unless its entry may be longer than its line (it or the
+next line a continuation, the next line another program's or in the next block): continuation
+lines elsewhere in a stretch join lines that hold no start, and their statistics count per
+physical line either way. Everything before the first stop is consumed at once: statistics by
 one `findall` per statistic over the stretch (at most one match per line, as `search` on
 each line would give), the last starts of multi-line signatures queued as the per-line path
 would queue them, and the run's line counters. The tests run every sample, real and

@@ -3,15 +3,17 @@
 The bulk path (bulk.py) asks, for a block, "from this offset, where is the next line I
 must not consume?". Two finders answer, one per scanning engine:
 
-- `HyperscanStops`: one Hyperscan pass per block over the literals live in the run's state
-  and one over the shape patterns (HS_FLAG_MULTILINE), both cached on disk like the
-  engine's database; the answers are looked up in the sorted hits.
+- `HyperscanStops`: one Hyperscan pass per block over all stop literals, each occurrence kept
+  under its literal (livestops.py then looks only at the literals live in the run's state),
+  and one over the shape patterns (HS_FLAG_MULTILINE); both databases cached on disk like the
+  engine's.
 - `StdlibStops`: standard-library searches. Python's `re` tries every alternative of a
   large literal alternation at almost every position (~20 MB/s for ~340 literals), so the
   literals are searched from each one's rarest byte instead (counted in the log's first
   block): the alternation starts with a handful of bytes that the log seldom holds, and a lookbehind checks the
   part of the literal before it. The first hit is then never later than the first line
-  holding a literal.
+  holding a literal. A hit line's literals are read from the search's own matches in it
+  (`LineLiterals`).
 """
 
 from __future__ import annotations
