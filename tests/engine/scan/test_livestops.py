@@ -15,27 +15,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llamadiag.engine.scan import bulk
 from llamadiag.engine.scan.stops import LineLiterals, rare_byte_regex
-from tests.engine.scan.test_scan import ENGINES, _gen, _json, _report
-
-
-def _stretches(knowledge, path: Path, engine: str) -> tuple[int, str]:
-    """How many stretches the bulk path took on the log, and the report's JSON."""
-    count = 0
-    stretch = bulk.BulkPath.stretch
-
-    def counted(self, run, pos, base):  # type: ignore[no-untyped-def]
-        nonlocal count
-        count += 1
-        return stretch(self, run, pos, base)
-
-    bulk.BulkPath.stretch = counted  # type: ignore[method-assign]
-    try:
-        report = _report(knowledge, path, engine)
-    finally:
-        bulk.BulkPath.stretch = stretch  # type: ignore[method-assign]
-    return count, _json(report)
+from tests.engine.scan.test_scan import ENGINES, _gen, _json, _report, stretches
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -47,7 +28,7 @@ def test_timing_blocks_do_not_stop_a_stretch_at_each_request(knowledge, tmp_path
     lines = _gen("gen_requests").session("b7003-docker", random.Random(9), requests, [], 10**9)
     path = tmp_path / "b7003-docker.log"
     path.write_text("\n".join(lines) + "\n")
-    stops, fast = _stretches(knowledge, path, engine)
+    stops, fast = stretches(knowledge, path, engine)
     assert stops < requests / 10  # 420 before, one a request
     assert fast == _json(_report(knowledge, path, shortcuts=False))
 
