@@ -195,8 +195,13 @@ class BulkPath:
         literals that can do something in the run's state (livestops.py); and the literals of
         the signature starts before it."""
         table = self._table(run)
+        # the first line of a literal that always stops bounds the stretch; then only the other
+        # literals occurring before it are asked what they do
+        first = finder.first_always(pos)
+        if first is not None and first < limit:
+            limit = self.block.rfind(b"\n", 0, first) + 1
         present = []
-        for i in finder.present():
+        for i in finder.watched_between(pos, limit):
             st = table[i] if i in table else self._status(i, run, table)
             if st != DEAD:
                 present.append((i, st))
@@ -452,7 +457,7 @@ class BulkPath:
                     shapes = (LineStarts(exact), LineStarts(cont))
                 self._shape_searches[allowed] = shapes
             if self.hyperscan:
-                found = HyperscanStops(literals, ids, *shapes)
+                found = HyperscanStops(literals, ids, shapes[0], shapes[1], always=self.always)
             else:
                 found = StdlibStops(literals, [(i, self.s.literals[i].encode()) for i in ids], *shapes)
             self._finders[(allowed, live)] = found

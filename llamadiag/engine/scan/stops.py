@@ -206,8 +206,15 @@ class HyperscanStops:
     stretch then walks only the occurrences of the literals that matter in the run's state:
     a settled literal on every request line costs nothing, whatever the state."""
 
-    def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
+    def __init__(
+        self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any, always: frozenset[int] = frozenset()
+    ) -> None:
         self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
+        self.always = always  # literals that stop wherever they occur: their occurrences merged
+        self.always_starts: list[int] = []
+        self.watched_starts: list[int] = []  # the other literals' occurrences, merged: starts, ids
+        self.watched_ids: list[int] = []
+        self.watched_present: list[int] = []
         self.block = b""
         self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
         # stop literal id -> end offsets of its occurrences in the block, ascending
@@ -244,10 +251,23 @@ class HyperscanStops:
         engine: Any = self.engine
         engine.db.scan(block, match_event_handler=on_literal, scratch=engine.scratch())
         self.occurrences = {}
+        always_starts: list[int] = []
+        watched: list[tuple[int, int]] = []
         for j, ends in by_engine_id.items():
             ends.sort()  # Hyperscan reports by end offset already: a check in C
-            self.occurrences[self.literal_ids[j]] = ends
-            self.lengths[self.literal_ids[j]] = len(engine.literals[j].encode())
+            i = self.literal_ids[j]
+            length = self.lengths[i] = len(engine.literals[j].encode())
+            self.occurrences[i] = ends
+            if i in self.always:
+                always_starts += [end - length for end in ends]
+            else:
+                watched += [(end - length, i) for end in ends]
+        always_starts.sort()
+        watched.sort()
+        self.always_starts = always_starts
+        self.watched_starts = [at for at, _ in watched]
+        self.watched_ids = [i for _, i in watched]
+        self.watched_present = sorted({i for _, i in watched})
         found: tuple[set[int], set[int]] = (set(), set())
         rfind = block.rfind
 
@@ -264,9 +284,19 @@ class HyperscanStops:
             self._cont_lines = set(self.shape_hits[1])
         return self._cont_lines
 
-    def present(self) -> Iterable[int]:
-        """The stop literals that occur in the block."""
-        return self.occurrences.keys()
+    def first_always(self, pos: int) -> int | None:
+        """Offset of the first occurrence at or after `pos` of a literal that always stops."""
+        i = bisect.bisect_left(self.always_starts, pos)
+        return self.always_starts[i] if i < len(self.always_starts) else None
+
+    def watched_between(self, pos: int, stop: int) -> Iterable[int]:
+        """The other literals occurring in [pos, stop): from their occurrences there when they
+        are few (a short stretch between start-up lines), else every one in the block."""
+        j0 = bisect.bisect_left(self.watched_starts, pos)
+        j1 = bisect.bisect_left(self.watched_starts, stop)
+        if j1 - j0 < len(self.watched_present):
+            return sorted(set(self.watched_ids[j0:j1]))
+        return self.watched_present
 
     def shape(self, pos: int, continuation: bool) -> int | None:
         """The first line at or after `pos` of an unvouched shape, or of a continuation line."""
