@@ -16,14 +16,23 @@ feeds targets (a fact, an era fingerprint, a signature entry, a run boundary, a 
   not seen, one naming another instance, a dropped line, a JSON line, a control or non-ASCII
   byte; continuation lines count unless the stretch holds no signature start.
 
-The stop finder (stops.py) looks only for the literals live in the run's state once that
-state has held for a few stretches and into a new block (settled literals that are frequent in this log are left
-out of its database). Everything before the first stop is consumed at once: statistics by
+Where a stretch ends: with Hyperscan, each stop literal's occurrences in the block are kept
+apart (stops.py) and only the literals that can do something in the run's present state are
+looked at (livestops.py): a settled literal costs nothing wherever it occurs, a live one a
+search of its loosened patterns, signature starts a check for a continuation line at or after
+them, and the starts to queue are found backwards from the stop. With the standard library, the
+finder searches the literals live in the run's state once that state has held for a few
+stretches and into a new block (settled literals frequent in this log are left out of its
+search). A signature start is queued unless its entry may be longer than its line (it or the
+next line a continuation, the next line another program's or in the next block): continuation
+lines elsewhere in a stretch join lines that hold no start, and their statistics count per
+physical line either way. Everything before the first stop is consumed at once: statistics by
 one `findall` per statistic over the stretch (at most one match per line, as `search` on
 each line would give), the last starts of multi-line signatures queued as the per-line path
 would queue them, and the run's line counters. The tests run every sample, real and
 generated log with and without this path and compare the whole reports.
 """
+
 from __future__ import annotations
 
 import re
@@ -35,6 +44,7 @@ import regex
 from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import MAX_PARTIALS
 from llamadiag.engine.regex_rewrite import line_bounded, loosened, ungrouped
+from llamadiag.engine.scan.livestops import Defers, LiveStops, Status, starts_backwards
 from llamadiag.engine.scan.stops import HyperscanStops, LineStarts, StdlibStops, compile_bytes, rare_byte_regex
 from llamadiag.engine.stats import USED_GROUPS
 
@@ -50,7 +60,7 @@ _BAD = re.compile(rb"[^\t\n\x20-\x7e]")
 # what a watched literal does in the run's present state (see BulkPath.status)
 STOP = None
 _UNKNOWN: Any = object()
-Status = tuple[tuple[Any, ...], tuple[Target, ...], tuple[tuple[tuple[int, int], Any], ...]] | None
+DEAD = ((), (), ())  # a watched literal none of whose targets can change the run now
 # kinds of target whose effect can become void (Scanner.inert): a fact once known, an era once
 # seen, a later signature entry nobody waits for ... and statistics, which a stretch aggregates
 SETTLING = frozenset({"fact", "era", "sig", "startup", "exclude", "absent_block", "cont", "bridge", "stat"})
@@ -126,6 +136,12 @@ class BulkPath:
         self._combined: dict[frozenset[int], Status] = {}  # per set of literals on a line
         self.block = b""
         self._bad: tuple[int, int | None] | None = None
+        self._continuations: dict[frozenset[str], Any] = {}
+        # literals of another program's lines, after which a continuation may still follow
+        self._bridges = [
+            scanner.literals[i].encode() for i, ts in enumerate(scanner.by_id) if any(t.kind == "bridge" for t in ts)
+        ]
+        self.live = LiveStops([lit.encode() for lit in scanner.literals], self._bridges)
 
     def _can_settle(self, t: Target) -> bool:
         if t.kind == "sig" and t.ref[2] == 0:
@@ -137,6 +153,7 @@ class BulkPath:
         """Start on a new block: forget the previous block's hits."""
         self.block = block
         self._begun = set()
+        self.live.begin()
         # most blocks hold no byte a plain ASCII line cannot: then no search for one
         self._bad = None if block.translate(None, _GOOD) else (0, None)
         if not self._sample:
@@ -159,24 +176,42 @@ class BulkPath:
         bad = self._bad_byte(pos)
         if bad is not None and bad < limit:
             limit = bad
-        # Continuation lines join the entry before them into one. Their statistics count per
-        # physical line either way, but a signature start joined to one is not queued like
-        # a lone line: so a stretch holds either no continuation line, or no line holding
-        # a signature start; the one reaching further is taken.
-        stop, starts = self._first_live(run, finder, pos, limit)
-        if starts and starts[0][0] < stop:
-            cont = finder.shape(pos, True)
-            if cont is not None and cont < stop:
-                stop = max(cont, starts[0][0])
-            elif stop == size and starts[-1][0] == block.rfind(b"\n", 0, size - 1) + 1:
-                stop = starts[-1][0]  # the next block may begin with a line continuing it
+        if isinstance(finder, HyperscanStops):
+            stop, defers = self._first_stop(run, finder, pos, limit)
+        else:
+            stop, starts = self._first_live(run, finder, pos, limit)
         if stop < size:
             stop = self._group_head(pos, block.rfind(b"\n", pos, stop) + 1 or pos)
         if stop <= pos:
             return pos, 0
+        if isinstance(finder, HyperscanStops):
+            starts = starts_backwards(block, pos, stop, finder.lengths, defers, MAX_PARTIALS, self._start_matches)
         lines = block.count(b"\n", pos, stop)
         self._consume(run, pos, stop, base, [(at, t) for at, t in starts if at < stop])
         return stop, lines
+
+    def _first_stop(self, run: Run, finder: HyperscanStops, pos: int, limit: int) -> tuple[int, Defers]:
+        """The first line before `limit` that stops the stretch, from the occurrences of the
+        literals that can do something in the run's state (livestops.py); and the literals of
+        the signature starts before it."""
+        table = self._table(run)
+        # the first line of a literal that always stops bounds the stretch; then only the other
+        # literals occurring before it are asked what they do
+        first = finder.first_always(pos)
+        if first is not None and first < limit:
+            limit = self.block.rfind(b"\n", 0, first) + 1
+        present = []
+        for i in finder.watched_between(pos, limit):
+            st = table[i] if i in table else self._status(i, run, table)
+            if st != DEAD:
+                present.append((i, st))
+        return self.live.locate(finder, present, pos, limit)
+
+    def _start_matches(self, t: Target, at: int) -> bool:
+        """Whether the line at `at` holds signature start `t` (its pattern on the message)."""
+        block = self.block
+        line, _ = self.s.a.envelope.peel(0, block[at : block.find(b"\n", at)].decode("ascii"))
+        return line is not None and t.pattern.search(line.text) is not None
 
     def _bad_byte(self, pos: int) -> int | None:
         """The first byte at or after `pos` that a plain ASCII line cannot hold (remembered
@@ -188,9 +223,7 @@ class BulkPath:
         self._bad = (pos, m.start() if m is not None else None)
         return self._bad[1]
 
-    def _first_live(
-        self, run: Run, finder: HyperscanStops | StdlibStops, pos: int, limit: int
-    ) -> tuple[int, list[tuple[int, Target]]]:
+    def _first_live(self, run: Run, finder: StdlibStops, pos: int, limit: int) -> tuple[int, list[tuple[int, Target]]]:
         """The first line before `limit` holding a literal that stops the stretch, and the
         signature starts to queue before it (line start, target)."""
         block = self.block
@@ -221,17 +254,33 @@ class BulkPath:
                     if any(key in waiting and p.search(line) for key, p in latent):
                         return at, starts
                 if defer:
-                    if not starts:
-                        # the stretch will end at the first continuation line after this start, or
-                        # before this start: lines past that need no look
-                        cont = finder.shape(pos, True)
-                        if cont is not None:
-                            limit = min(limit, max(cont, at) + 1)
+                    if self._entangled(run, at):
+                        return at, starts
                     waiting.update(t.ref[:2] for t in defer)
                     starts += [(at, t) for t in defer]
             return limit, starts
         finally:
             self._count_hits(counts)
+
+    def _entangled(self, run: Run, at: int) -> bool:
+        """Whether the signature start on the line at `at` may be part of a longer entry: the
+        line is a continuation, or the next line is one (or another program's line, which a
+        continuation may follow), or the next line is in the next block. Such a start takes
+        the per-line path, which joins the entry; any other is queued as the lone line it is.
+        (Continuation lines elsewhere in a stretch join lines that hold no start: their
+        statistics count per physical line either way.)"""
+        block = self.block
+        nxt = block.find(b"\n", at) + 1
+        if nxt >= len(block):
+            return True
+        allowed = frozenset(run.facts.wrappers)
+        cont = self._continuations.get(allowed)
+        if cont is None:
+            cont = self._continuations[allowed] = compile_bytes(self.shape_sources(allowed)[2])
+        if cont.match(block, at) or cont.match(block, nxt):
+            return True
+        line = block[nxt : block.find(b"\n", nxt)]
+        return any(lit in line for lit in self._bridges)
 
     def _combined_status(self, ids: frozenset[int], run: Run, table: dict[int, Status]) -> Status:
         """What a line holding the literals `ids` does: STOP if any of them stops, else their
@@ -381,7 +430,9 @@ class BulkPath:
     def finder(self, run: Run) -> HyperscanStops | StdlibStops:
         """The stop finder for the wrappers the run has seen and the literals live in its state."""
         allowed = frozenset(run.facts.wrappers)
-        live = self.live_literals(run)
+        # Hyperscan's finder keeps each literal's occurrences apart and walks only the live
+        # ones; the standard library's searches the literals of a database narrowed per state
+        live = None if self.hyperscan else self.live_literals(run)
         found = self._finders.get((allowed, live))
         if found is None:
             if len(self._finders) >= 64 or len(self._literal_searches) >= 16:
@@ -406,9 +457,9 @@ class BulkPath:
                     shapes = (LineStarts(exact), LineStarts(cont))
                 self._shape_searches[allowed] = shapes
             if self.hyperscan:
-                found = HyperscanStops(literals, ids, *shapes)
+                found = HyperscanStops(literals, ids, shapes[0], shapes[1], always=self.always)
             else:
-                found = StdlibStops(literals, self._line_ids, *shapes)
+                found = StdlibStops(literals, [(i, self.s.literals[i].encode()) for i in ids], *shapes)
             self._finders[(allowed, live)] = found
         return found
 
@@ -451,10 +502,6 @@ class BulkPath:
         if keys is not None:
             return not keys.isdisjoint(waiting)
         return any(t.kind not in BULK_INERT and not self.s.inert(t, run) for t in self.s.by_id[i])
-
-    def _line_ids(self, line: bytes) -> frozenset[int]:
-        hits = self.s.engine.scan(line)
-        return hits[0][2] if hits else frozenset()
 
     def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str, str]:
         """Lines the run has not vouched for, as patterns matched at a line start: after any

@@ -83,12 +83,14 @@ class HyperscanEngine:
         import hyperscan
 
         self._hs = hyperscan
+        self.literals = literals
         self.db = _load_or_compile(hyperscan, literals, kind, keep)
         # one engine serves every analyzer (desk requests run on several threads), but a
         # Hyperscan scratch space serves one scan at a time: each thread gets its own
         self._local = threading.local()
 
-    def _scratch(self) -> Any:
+    def scratch(self) -> Any:
+        """This thread's Hyperscan scratch space for the database."""
         scratch = getattr(self._local, "scratch", None)
         if scratch is None:
             scratch = self._local.scratch = self._hs.Scratch(self.db)
@@ -103,7 +105,7 @@ class HyperscanEngine:
             ends.append(to)
             ids.append(lit_id)
 
-        self.db.scan(block, match_event_handler=on_match, scratch=self._scratch())
+        self.db.scan(block, match_event_handler=on_match, scratch=self.scratch())
         out: list[Hit] = []
         if not ends:
             return out

@@ -3,15 +3,17 @@
 The bulk path (bulk.py) asks, for a block, "from this offset, where is the next line I
 must not consume?". Two finders answer, one per scanning engine:
 
-- `HyperscanStops`: one Hyperscan pass per block over the literals live in the run's state
-  and one over the shape patterns (HS_FLAG_MULTILINE), both cached on disk like the
-  engine's database; the answers are looked up in the sorted hits.
+- `HyperscanStops`: one Hyperscan pass per block over all stop literals, each occurrence kept
+  under its literal (livestops.py then looks only at the literals live in the run's state),
+  and one over the shape patterns (HS_FLAG_MULTILINE); both databases cached on disk like the
+  engine's.
 - `StdlibStops`: standard-library searches. Python's `re` tries every alternative of a
   large literal alternation at almost every position (~20 MB/s for ~340 literals), so the
   literals are searched from each one's rarest byte instead (counted in the log's first
   block): the alternation starts with a handful of bytes that the log seldom holds, and a lookbehind checks the
   part of the literal before it. The first hit is then never later than the first line
-  holding a literal.
+  holding a literal. A hit line's literals are read from the search's own matches in it
+  (`LineLiterals`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import regex
@@ -104,6 +106,40 @@ class LineStarts:
         return m.start() + 1 if m is not None else None
 
 
+class LineLiterals:
+    """Which literals a line holds, read from the rare-byte search's own matches in it (each
+    occurrence has a match at its rarest byte: the literal matched there, or one it is a
+    prefix of from that byte), checked in the line: no scan of the line with every literal."""
+
+    def __init__(self, pattern: re.Pattern[bytes], literals: list[tuple[int, bytes]]) -> None:
+        self.pattern, self.literals = pattern, literals
+        self._candidates: dict[bytes, list[tuple[int, bytes]]] = {}
+
+    def _candidates_of(self, matched: bytes) -> list[tuple[int, bytes]]:
+        """Literals an occurrence matched as `matched` (from its anchor byte on) may be."""
+        first = matched[0]
+        return [
+            (i, lit)
+            for i, lit in self.literals
+            if any(lit[k] == first and matched.startswith(lit[k:]) for k in range(len(lit)))
+        ]
+
+    def of_line(self, block: bytes, m: re.Match[bytes], start: int, end: int) -> frozenset[int]:
+        """The ids of the literals in block[start:end], a line holding the match `m`."""
+        search, candidates = self.pattern.search, self._candidates
+        maybe: set[tuple[int, bytes]] = set()
+        found: re.Match[bytes] | None = m
+        while found is not None:
+            matched = found.group()
+            known = candidates.get(matched)
+            if known is None:
+                known = candidates[matched] = self._candidates_of(matched)
+            maybe.update(known)
+            found = search(block, found.start() + 1, end)
+        line = block[start:end]
+        return frozenset(i for i, lit in maybe if lit in line)
+
+
 class StdlibStops:
     """Stop finder on the standard library: the lines holding a watched literal, and the
     first line of an unvouched shape, found by searches that each read a block once."""
@@ -111,11 +147,12 @@ class StdlibStops:
     def __init__(
         self,
         literals: re.Pattern[bytes],
-        line_ids: Callable[[bytes], frozenset[int]],
+        ids: list[tuple[int, bytes]],
         foreign: LineStarts,
         continuation: LineStarts,
     ) -> None:
-        self.literals, self.line_ids = literals, line_ids
+        self.literals = literals
+        self.line_ids = LineLiterals(literals, ids)
         self.shapes = (foreign, continuation)
         self.block = b""
         self._shape_hits: list[tuple[int, int | None] | None] = [None, None]
@@ -144,7 +181,7 @@ class StdlibStops:
                 return
             start = block.rfind(b"\n", 0, m.start()) + 1
             end = block.find(b"\n", m.start()) + 1 or len(block)
-            ids = self.line_ids(block[start:end])
+            ids = self.line_ids.of_line(block, m, start, end)
             self._searched = at = end
             if start >= pos and ids:
                 self._starts.append(start)
@@ -164,17 +201,27 @@ class StdlibStops:
 
 
 class HyperscanStops:
-    """Stop finder on Hyperscan: the watched literals of a block in one scan (the scanning
-    engine's, over those literals only), the unvouched shapes in another."""
+    """Stop finder on Hyperscan: where each stop literal occurs in a block (one scan over all of
+    them, each occurrence kept under its literal), the unvouched shapes in another scan. A
+    stretch then walks only the occurrences of the literals that matter in the run's state:
+    a settled literal on every request line costs nothing, whatever the state."""
 
-    def __init__(self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any) -> None:
+    def __init__(
+        self, literals: Engine, literal_ids: list[int], shapes: Any, exact: Any, always: frozenset[int] = frozenset()
+    ) -> None:
         self.engine, self.literal_ids, self.db, self.exact = literals, literal_ids, shapes, exact
-        self._ids: dict[frozenset[int], frozenset[int]] = {}  # the engine's ids -> literal ids
+        self.always = always  # literals that stop wherever they occur: their occurrences merged
+        self.always_starts: list[int] = []
+        self.watched_starts: list[int] = []  # the other literals' occurrences, merged: starts, ids
+        self.watched_ids: list[int] = []
+        self.watched_present: list[int] = []
         self.block = b""
         self._checked = (0, 0)  # foreign hits before index [1] were checked from offset [0]
-        self.hits: list[tuple[int, int, frozenset[int]]] = []
-        self.starts: list[int] = []
+        # stop literal id -> end offsets of its occurrences in the block, ascending
+        self.occurrences: dict[int, list[int]] = {}
+        self.lengths: dict[int, int] = {}
         self.shape_hits: tuple[list[int], list[int]] = ([], [])
+        self._cont_lines: set[int] | None = None
 
     @staticmethod
     def literal_engine(literals: list[bytes]) -> Engine:
@@ -191,9 +238,36 @@ class HyperscanStops:
         return _database(hyperscan, [], [f"^(?:{foreign})", f"^(?:{continuation})"])
 
     def begin(self, block: bytes) -> None:
-        """Scan a new block and keep the line starts of its hits."""
-        self.hits = self.engine.scan(block)
-        self.starts = [start for start, _, _ in self.hits]
+        """Scan a new block: the occurrences of each literal, and the line starts of shape hits."""
+        by_engine_id: dict[int, list[int]] = {}
+
+        def on_literal(id_: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            ends = by_engine_id.get(id_)
+            if ends is None:
+                by_engine_id[id_] = [to]
+            else:
+                ends.append(to)
+
+        engine: Any = self.engine
+        engine.db.scan(block, match_event_handler=on_literal, scratch=engine.scratch())
+        self.occurrences = {}
+        always_starts: list[int] = []
+        watched: list[tuple[int, int]] = []
+        for j, ends in by_engine_id.items():
+            ends.sort()  # Hyperscan reports by end offset already: a check in C
+            i = self.literal_ids[j]
+            length = self.lengths[i] = len(engine.literals[j].encode())
+            self.occurrences[i] = ends
+            if i in self.always:
+                always_starts += [end - length for end in ends]
+            else:
+                watched += [(end - length, i) for end in ends]
+        always_starts.sort()
+        watched.sort()
+        self.always_starts = always_starts
+        self.watched_starts = [at for at, _ in watched]
+        self.watched_ids = [i for _, i in watched]
+        self.watched_present = sorted({i for _, i in watched})
         found: tuple[set[int], set[int]] = (set(), set())
         rfind = block.rfind
 
@@ -202,17 +276,27 @@ class HyperscanStops:
 
         self.db.scan(block, match_event_handler=on_match)
         self.shape_hits = (sorted(found[0]), sorted(found[1]))
-        self.block, self._checked = block, (0, 0)
+        self.block, self._checked, self._cont_lines = block, (0, 0), None
 
-    def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
-        """(line start, literal ids) of each line at or after `pos` holding a watched literal."""
-        hits, literal_ids, known = self.hits, self.literal_ids, self._ids
-        for i in range(bisect.bisect_left(self.starts, pos), len(hits)):
-            start, _, ids = hits[i]
-            found = known.get(ids)
-            if found is None:  # a few distinct sets per block: each one mapped once
-                found = known[ids] = frozenset([literal_ids[j] for j in ids])
-            yield start, found
+    def continuation_lines(self) -> set[int]:
+        """Line starts of the block's continuation lines (under the run's wrappers)."""
+        if self._cont_lines is None:
+            self._cont_lines = set(self.shape_hits[1])
+        return self._cont_lines
+
+    def first_always(self, pos: int) -> int | None:
+        """Offset of the first occurrence at or after `pos` of a literal that always stops."""
+        i = bisect.bisect_left(self.always_starts, pos)
+        return self.always_starts[i] if i < len(self.always_starts) else None
+
+    def watched_between(self, pos: int, stop: int) -> Iterable[int]:
+        """The other literals occurring in [pos, stop): from their occurrences there when they
+        are few (a short stretch between start-up lines), else every one in the block."""
+        j0 = bisect.bisect_left(self.watched_starts, pos)
+        j1 = bisect.bisect_left(self.watched_starts, stop)
+        if j1 - j0 < len(self.watched_present):
+            return sorted(set(self.watched_ids[j0:j1]))
+        return self.watched_present
 
     def shape(self, pos: int, continuation: bool) -> int | None:
         """The first line at or after `pos` of an unvouched shape, or of a continuation line."""

@@ -204,25 +204,31 @@ def test_settled_literals_do_not_stop_the_bulk_path(knowledge, tmp_path: Path, e
     report: here the `new prompt` line of a single-line signature, once per request."""
     import random
 
-    from llamadiag.engine.scan import bulk
-
     gen = _gen("gen_requests")
     requests = 400
     lines = gen.session("b9700-iso", random.Random(9), requests, [], 10**9)
     path = tmp_path / "b9700-iso.log"
     path.write_text("\n".join(lines) + "\n")
-    stops = 0
+    stops, fast = stretches(knowledge, path, engine)
+    assert stops < 1.5 * requests  # a hand-written list of routine lines stopped ~6 times a request
+    assert fast == _json(_report(knowledge, path, shortcuts=False))
+
+
+def stretches(knowledge, path: Path, engine: str) -> tuple[int, str]:
+    """How many stretches the bulk path took on the log, and the report's JSON."""
+    from llamadiag.engine.scan import bulk
+
+    count = 0
     stretch = bulk.BulkPath.stretch
 
     def counted(self, run, pos, base):  # type: ignore[no-untyped-def]
-        nonlocal stops
-        stops += 1
+        nonlocal count
+        count += 1
         return stretch(self, run, pos, base)
 
     bulk.BulkPath.stretch = counted  # type: ignore[method-assign]
     try:
-        fast = _report(knowledge, path, engine)
+        report = _report(knowledge, path, engine)
     finally:
         bulk.BulkPath.stretch = stretch  # type: ignore[method-assign]
-    assert stops < 1.5 * requests  # a hand-written list of routine lines stopped ~6 times a request
-    assert _json(fast) == _json(_report(knowledge, path, shortcuts=False))
+    return count, _json(report)
