@@ -2,7 +2,9 @@
 
 One function (`run`) builds the graph for every way of running: a leaf per log
 (`perlog.summarize`) and a balanced tree of `summary.combine` nodes over the leaves in task
-order. A `Backend` only says how a node is computed:
+order. The leaves are handed to the backend biggest log first (`submission_order`): a pool or
+cluster then ends with the small logs, instead of one worker still busy with a big log while
+the others idle. A `Backend` only says how a node is computed:
 
 - `SerialBackend`: in this process, one log after the other (`--processes 1`);
 - `PoolBackend`: a local process pool (the embedded default, no extra dependency); the merges
@@ -119,6 +121,12 @@ def build_tree(leaves: list[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0] if level else None
 
 
+def submission_order(tasks: list[LogTask]) -> list[int]:
+    """The task indexes, biggest log first (unknown sizes last, then in task order): the longest
+    leaves start first, so the last ones to finish are short (the tail of a run with mixed sizes)."""
+    return sorted(range(len(tasks)), key=lambda i: (-(tasks[i].size or 0), i))
+
+
 def run(
     tasks: list[LogTask], backend: Backend, rules: tuple[str, ...] = (), progress: Progress | None = None
 ) -> Summary:
@@ -128,7 +136,8 @@ def run(
     worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
     which gives the same summary since the merge is associative."""
     progress = progress or Progress()
-    leaves = [backend.leaf(t, rules) for t in tasks]
+    submitted = {i: backend.leaf(tasks[i], rules) for i in submission_order(tasks)}
+    leaves = [submitted[i] for i in range(len(tasks))]  # the merge tree in task order, as before
     task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
     root = build_tree(leaves, backend.merge)
     done: list[Summary] = []

@@ -152,3 +152,27 @@ def test_a_failed_worker_costs_only_its_log(fleet_dir: Path, serial: FleetReport
     assert sorted(seen) == sorted(t.name for t in tasks)
     assert ("gpu-b/oom", "the worker failed: RuntimeError: worker lost") in [(e.log, e.error) for e in report.errors]
     assert [i.name for i in report.instance_list] == [i.name for i in serial.instance_list if i.name != "gpu-b/oom"]
+
+
+class _Recording(fleet.SerialBackend):
+    """The serial backend, noting the order in which the leaves are handed to it."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    def leaf(self, task: fleet.LogTask, rules: tuple[str, ...]) -> object:  # type: ignore[override]
+        self.order.append(task.name)
+        return super().leaf(task, rules)
+
+
+def test_the_biggest_logs_are_handed_out_first_and_the_report_is_unchanged(
+    fleet_dir: Path, serial: FleetReport
+) -> None:
+    # the sample fleet's logs range from a few hundred bytes to tens of kB, in no size order
+    tasks, _ = fleet.expand([str(fleet_dir)])
+    recording = _Recording()
+    report = fleet.build_report(fleet.run(tasks, recording), api.load_knowledge())
+    size = {t.name: t.size or 0 for t in tasks}
+    assert [size[n] for n in recording.order] == sorted(size.values(), reverse=True)
+    assert [t.name for t in tasks] != recording.order  # task order is not already by size
+    assert report.model_dump_json() == serial.model_dump_json()
