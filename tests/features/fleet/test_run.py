@@ -100,6 +100,8 @@ def test_dask_local_cluster_of_two_worker_processes_gives_the_same_report(fleet_
         pids = set(client.run(lambda: __import__("os").getpid()).values())
         assert len(pids) == 2
         clustered = report_of([str(fleet_dir)], DaskBackend(client))
+        # the workers ran no sampling profiler (it doubled their CPU time on the engine's work)
+        assert client.profile()["count"] == 0
     assert clustered.model_dump_json() == serial.model_dump_json()
 
 
