@@ -183,9 +183,7 @@ def proc_usage(pid: int) -> dict[str, float]:
     stat = Path(f"/proc/{pid}/stat").read_text()
     fields = stat[stat.rindex(")") + 2 :].split()
     tick = os.sysconf("SC_CLK_TCK")
-    status = dict(
-        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
-    )
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
     return {
         "pid": pid,
         "cpu_s": (int(fields[11]) + int(fields[12])) / tick,
@@ -294,8 +292,11 @@ def main() -> None:
         return
     folder, generated_s = fleet_folder(args.logs, gen.parse_size(args.total), args.seed, args.workers)
     sizes = [p.stat().st_size for p in folder.rglob("*.log")]
-    print(f"fleet: {folder} ({len(sizes)} logs, {sum(sizes) / 1e6:.1f} MB, largest {max(sizes) / 1e6:.1f} MB)"
-          + (f", generated in {generated_s:.0f} s" if generated_s else ", from the cache"), file=sys.stderr)
+    print(
+        f"fleet: {folder} ({len(sizes)} logs, {sum(sizes) / 1e6:.1f} MB, largest {max(sizes) / 1e6:.1f} MB)"
+        + (f", generated in {generated_s:.0f} s" if generated_s else ", from the cache"),
+        file=sys.stderr,
+    )
     if args.generate_only:
         return
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -307,8 +308,11 @@ def main() -> None:
             done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[mode].append(result)
-            print(f"round {rnd}: {mode}: {result['wall_s']:.1f} s wall, {result['cpu_s']:.1f} s CPU, "
-                  f"load {result['load_average']}", file=sys.stderr)
+            print(
+                f"round {rnd}: {mode}: {result['wall_s']:.1f} s wall, {result['cpu_s']:.1f} s CPU, "
+                f"load {result['load_average']}",
+                file=sys.stderr,
+            )
     serial_wall = statistics.median(r["wall_s"] for r in runs["serial"]) if runs.get("serial") else None
     rows = [_row(mode, results, args.workers, sum(sizes), serial_wall) for mode, results in runs.items()]
     summary = {
