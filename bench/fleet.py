@@ -301,6 +301,7 @@ def main() -> None:
         return
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     modes = args.modes.split(",")
+    args.out.parent.mkdir(parents=True, exist_ok=True)
     runs: dict[str, list[dict]] = {m: [] for m in modes}
     for rnd in range(args.rounds):
         for mode in modes if rnd % 2 == 0 else list(reversed(modes)):  # alternate: the load drifts
@@ -308,6 +309,8 @@ def main() -> None:
             done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[mode].append(result)
+            with args.out.with_suffix(".partial.jsonl").open("a") as partial:  # kept if a later run fails
+                partial.write(json.dumps(result) + "\n")
             print(
                 f"round {rnd}: {mode}: {result['wall_s']:.1f} s wall, {result['cpu_s']:.1f} s CPU, "
                 f"load {result['load_average']}",
