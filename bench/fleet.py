@@ -210,12 +210,12 @@ def child(mode: str, folder: Path, workers: int) -> dict:
     bare: list[dict[str, float]] = []
     cluster_start_s = 0.0
     if mode == "serial":
-        summary = fleet.run(tasks, fleet.SerialBackend())
+        summary = fleet.run(tasks, fleet.SerialBackend(), knowledge=k)
         wall = time.perf_counter() - start
         usage = [{**own_usage(), "cpu_s": time.process_time() - cpu0}]
     elif mode == "pool":
         with cf.ProcessPoolExecutor(workers) as pool:
-            summary = fleet.run(tasks, fleet.PoolBackend(pool))
+            summary = fleet.run(tasks, fleet.PoolBackend(pool), knowledge=k)
             wall = time.perf_counter() - start
             usage = [proc_usage(pid) for pid in pool._processes]  # read while they live
     else:
@@ -225,7 +225,7 @@ def child(mode: str, folder: Path, workers: int) -> dict:
             client.wait_for_workers(workers)
             cluster_start_s = time.perf_counter() - start
             bare = list(client.run(own_usage).values())  # before any task: Dask's own cost
-            summary = fleet.run(tasks, DaskBackend(client))
+            summary = fleet.run(tasks, DaskBackend(client), knowledge=k)
             wall = time.perf_counter() - start
             usage = list(client.run(own_usage).values())
     parent_cpu = time.process_time() - cpu0 if mode != "serial" else 0.0

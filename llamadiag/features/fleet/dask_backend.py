@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from llamadiag.features.fleet.perlog import summarize
+from llamadiag.features.fleet.perlog import remember_knowledge, summarize
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import Summary, combine
 
@@ -28,6 +28,12 @@ class DaskBackend:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: Any) -> None:
+        """Sent to every worker of the cluster now (about 1 MB pickled): the workers neither load
+        nor check the rules, and need not see the `--rules` folders; a worker that joins later
+        loads them itself."""
+        self.client.run(remember_knowledge, rules, knowledge)
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """The log summarised on a worker."""

@@ -21,7 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from llamadiag.features.fleet.perlog import summarize
+from llamadiag import api
+from llamadiag.features.fleet.perlog import remember_knowledge, summarize
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
 
@@ -36,6 +37,10 @@ class Node(Protocol):
 
 class Backend(Protocol):
     """How the graph's nodes are computed."""
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """Hand the command's knowledge to where the leaves run, before the first leaf."""
+        ...
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """A node for one log's summary."""
@@ -71,6 +76,10 @@ class _Lazy:
 class SerialBackend:
     """Every node in this process, the logs one after the other."""
 
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """This process's leaves use it."""
+        remember_knowledge(rules, knowledge)
+
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> _Lazy:
         """A log summarised when asked."""
         return _Lazy(summarize, task, rules)
@@ -93,6 +102,12 @@ class PoolBackend(SerialBackend):
 
     def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
         self.pool = pool
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """Kept in this process before the first leaf starts the pool's processes: forked (the
+        start method on Linux before Python 3.14), they begin with it and load nothing; started
+        otherwise, or already running, each loads it once itself."""
+        remember_knowledge(rules, knowledge)
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> cf.Future[Summary]:  # type: ignore[override]
         """The log summarised in a pool process."""
@@ -128,14 +143,23 @@ def submission_order(tasks: list[LogTask]) -> list[int]:
 
 
 def run(
-    tasks: list[LogTask], backend: Backend, rules: tuple[str, ...] = (), progress: Progress | None = None
+    tasks: list[LogTask],
+    backend: Backend,
+    rules: tuple[str, ...] = (),
+    progress: Progress | None = None,
+    knowledge: api.Knowledge | None = None,
 ) -> Summary:
     """Summarise every log on the backend and merge the summaries; the same graph on every backend.
+
+    `knowledge` (the command's, loaded for `rules`) is handed to the workers first, so that each
+    does not load and check the rules again; without it each worker loads them once itself.
 
     A leaf that fails on the backend itself (a pool process killed by the kernel, a lost Dask
     worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
     which gives the same summary since the merge is associative."""
     progress = progress or Progress()
+    if knowledge is not None and tasks:
+        backend.share_knowledge(rules, knowledge)
     submitted = {i: backend.leaf(tasks[i], rules) for i in submission_order(tasks)}
     leaves = [submitted[i] for i in range(len(tasks))]  # the merge tree in task order, as before
     task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
