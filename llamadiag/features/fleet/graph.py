@@ -98,16 +98,14 @@ class SerialBackend:
 
 
 class PoolBackend(SerialBackend):
-    """Logs in a local process pool of `processes` workers; merges in this process."""
+    """Logs in a local process pool of `processes` workers; merges in this process.
+
+    The shared knowledge is kept in this process before the first leaf starts the pool's
+    processes: forked (the start method on Linux before Python 3.14), they begin with it and load
+    nothing; started otherwise, or already running, each loads it once itself."""
 
     def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
         self.pool = pool
-
-    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
-        """Kept in this process before the first leaf starts the pool's processes: forked (the
-        start method on Linux before Python 3.14), they begin with it and load nothing; started
-        otherwise, or already running, each loads it once itself."""
-        remember_knowledge(rules, knowledge)
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> cf.Future[Summary]:  # type: ignore[override]
         """The log summarised in a pool process."""
