@@ -187,6 +187,11 @@ def assess(
             if confidence is Confidence.confirmed:
                 confidence = Confidence.likely
 
+    if match.signature.shared is not None and confidence is not Confidence.possible:
+        # a wording several causes print names this one only as a candidate, whatever the facts say
+        confidence = Confidence.possible
+        questions.append(match.signature.shared)
+
     scope: dict[str, Any] = {k: v.value for k, v in facts.items()}
     scope.update(match.values)
     scope.update(derive_all(rule.derive, scope))

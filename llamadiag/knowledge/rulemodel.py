@@ -86,6 +86,13 @@ class Signature(Strict):
         description="Captured names that must be equal across entries (keyed correlation, e.g. task_id).",
     )
     partial: bool = Field(False, description="A fragment of the full evidence: caps confidence at 'likely'.")
+    shared: str | None = Field(
+        None,
+        description=(
+            "Other causes print these lines too: a match by this signature alone is at most 'possible', "
+            "and this question (what would tell the causes apart) is asked."
+        ),
+    )
     diagnosis: str | None = Field(
         None, description="Diagnosis for this signature, replacing the rule's (a distinct sub-case)."
     )
