@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from llamadiag.api import ServerFacts
+from llamadiag.api import ServerFacts, usable_cores
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
@@ -34,10 +33,10 @@ from llamadiag.cli.options import (
     load,
     paged,
     report_rule_errors,
+    safe,
     terminal,
 )
 from llamadiag.cli.writers import ReportWriter, console_on, destination, write_facts, write_to
-from llamadiag.render.terminal import safe
 
 
 def explain(
@@ -78,9 +77,21 @@ def explain(
     quiet: QuietOpt = False,
     color: ColorOpt = Color.auto,
     pager: PagerOpt = True,
+    jobs: Annotated[
+        str,
+        typer.Option(
+            "--jobs",
+            "-j",
+            metavar="N|auto",
+            help="Processes that scan one large plain log (32 MB or more) in byte ranges split where the server "
+            "restarted, merged into the same report; auto: the usable cores. Standard input, compressed and "
+            "UTF-16 logs, --unmatched and --server are read by one.",
+        ),
+    ] = "1",
 ) -> None:
     """Diagnose llama-server logs: what failed, why, the fix and how to verify it. The exit status
     is the worst of the logs: 2 for one that cannot be read, 1 for a finding at --fail-on."""
+    processes = _jobs(jobs)
     k = load(rules)
     live, origin = _live(server, api_key, allow_remote)
     status = 0
@@ -91,7 +102,9 @@ def explain(
             writer = ReportWriter(fmt, why, no_redact, out, console)
             for source in sources:
                 try:
-                    diagnosis = diagnose_source(k, source, cmdline, version_text, build, unmatched, show_progress, live)
+                    diagnosis = diagnose_source(
+                        k, source, cmdline, version_text, build, unmatched, show_progress, live, processes
+                    )
                 except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
                     status = max(status, exc.exit_code)
                     continue
@@ -172,6 +185,21 @@ def compare(
     elif fmt is Format.markdown:
         typer.echo(compare_markdown(c, f"llamadiag {__version__}, rules {k.digest}"), nl=False)
     else:
+        from rich.console import Console
+
         print_compare(Console(highlight=False), c)
     broken = fails(c.new, fail_on, FailConfidence.possible)
     raise typer.Exit(0 if all(v.fixed for v in c.verdicts) and not broken else 1)
+
+
+def _jobs(value: str) -> int:
+    """--jobs: a number of processes (at least 1), or auto for the usable cores."""
+    if value.strip().lower() == "auto":
+        return usable_cores()
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise typer.BadParameter(f"{value!r}: give a number of processes (1 or more) or auto", param_hint="--jobs")
+    return number

@@ -13,19 +13,64 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
 
 from llamadiag import api
 from llamadiag.render import progress
-from llamadiag.render.terminal import safe
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
     from llamadiag.features.redact import Redactor
 
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+class _DeferredConsole:
+    """A rich Console made on first use: a command that writes JSON (or nothing on stderr) never
+    imports rich, ~25 ms of a small log's start-up."""
+
+    def __init__(self, plain_lines: bool, options: dict[str, Any]) -> None:
+        object.__setattr__(self, "_plain_lines", plain_lines)
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _real(self) -> Console:
+        console = object.__getattribute__(self, "_console")
+        if console is None:
+            from rich.console import Console
+
+            console = Console(**object.__getattribute__(self, "_options"))
+            if object.__getattribute__(self, "_plain_lines"):
+                from llamadiag.render.layout import plain_lines
+
+                plain_lines(console)
+            object.__setattr__(self, "_console", console)
+        return console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._real(), name, value)
+
+
+def deferred_console(plain_lines: bool = False, **options: Any) -> Console:
+    """`rich.console.Console(**options)`, made when first used (`plain_lines`: then given
+    `render.layout.plain_lines`, whole lines when it does not write to a terminal)."""
+    return cast("Console", _DeferredConsole(plain_lines, options))
+
+
+def safe(value: Any) -> Text:
+    """The value as rich Text without control characters (`render.terminal.safe`, imported when
+    a message is printed)."""
+    from llamadiag.render.terminal import safe as text
+
+    return text(value)
+
+
+err = deferred_console(stderr=True, highlight=False, soft_wrap=True)
 
 
 class Format(str, Enum):
@@ -240,9 +285,10 @@ def diagnose_source(
     unmatched: bool = False,
     show_progress: bool = True,
     server_facts: api.ServerFacts | None = None,
+    jobs: int = 1,
 ) -> api.Diagnosis:
     """`api.diagnose` for a command: stdin checked, a progress bar for large files, errors as exit 2.
-    `server_facts` are what a live server said (`--server`)."""
+    `server_facts` are what a live server said (`--server`); `jobs` processes scan a large file."""
     if source == "-" and sys.stdin.isatty():
         raise fail("reading a log from the terminal: pipe a log in, or give a file name")
     if version_text and not api.version_fields(version_text, k):
@@ -263,6 +309,7 @@ def diagnose_source(
                 unmatched=unmatched,
                 on_block=update,
                 server_facts=server_facts,
+                jobs=jobs,
             )
     except api.InputError as exc:
         raise fail(str(exc)) from exc
@@ -288,10 +335,10 @@ def fails(findings: list[Any], fail_on: FailOn, fail_confidence: FailConfidence)
 def terminal(color: Color) -> Console:
     """The console of a terminal view; never: no escape sequence at all."""
     if color is Color.always:
-        return Console(highlight=False, force_terminal=True)
+        return deferred_console(highlight=False, force_terminal=True)
     if color is Color.never:
-        return Console(highlight=False, color_system=None)
-    return Console(highlight=False)  # rich itself honours NO_COLOR and FORCE_COLOR
+        return deferred_console(highlight=False, color_system=None)
+    return deferred_console(highlight=False)  # rich itself honours NO_COLOR and FORCE_COLOR
 
 
 @contextmanager
@@ -303,6 +350,8 @@ def paged(console: Console, pager: bool) -> Iterator[Console]:
         yield console
         return
     import pydoc
+
+    from rich.console import Console
 
     buffer = io.StringIO()
     system = console.color_system

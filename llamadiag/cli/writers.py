@@ -9,14 +9,14 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
-
-from rich.console import Console
+from typing import IO, TYPE_CHECKING
 
 from llamadiag.api import Report
-from llamadiag.cli.options import ExplainFormat, Format, fail, redactor_for
+from llamadiag.cli.options import ExplainFormat, Format, deferred_console, fail, redactor_for
 from llamadiag.cli.output import output_to
-from llamadiag.render.layout import plain_lines, stdout_console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 class ReportWriter:
@@ -72,10 +72,11 @@ class ReportWriter:
 
 
 def console_on(out: IO[str]) -> Console:
-    """The console for a view written to `out`: standard output's, or a file's (plain layout)."""
-    if out is sys.stdout:
-        return stdout_console()
-    return plain_lines(Console(file=out, highlight=False))
+    """The console for a view written to `out`: standard output's, or a file's (plain layout);
+    made when first used, so that the other formats never import rich."""
+    if out is sys.stdout:  # as render.layout.stdout_console
+        return deferred_console(plain_lines=True, highlight=False)
+    return deferred_console(plain_lines=True, file=out, highlight=False)
 
 
 @contextlib.contextmanager

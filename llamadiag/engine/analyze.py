@@ -427,7 +427,8 @@ class Analyzer:
 
     def fold(self, run: Run) -> None:
         """Assess an ended run and fold it into the grouped summary; the run itself is let go."""
-        self.summary = combine(self.summary, self.run_summary(run))
+        # (the runs the scanner skipped as repeats of this one are merged right after it)
+        self.summary = self.scanner.replay.fold(self.summary, run, self.run_summary(run))
         self.retire(run)
 
     def run_summary(self, run: Run, facts: dict[str, FactValue] | None = None) -> Summary:
@@ -441,13 +442,18 @@ class Analyzer:
 
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
         """Flush held input and evaluate every rule on every run: the complete report."""
+        notes = list(notes or [])
+        return report_of(self.k, self.final_summary(notes), input_info, notes)
+
+    def final_summary(self, notes: list[str]) -> Summary:
+        """Flush held input and fold the runs still open into the grouped summary: the summary
+        of all input fed. What the live server added is appended to `notes`."""
         self.flush()
         if not self.runs and (
             self.line_number or self.cli_flags or self.version_text or self.build or self.server_facts
         ):
             run = self._new_run(None, 1 if self.line_number else 0)  # lines but no entry, or options alone
             run.last_line = self.line_number
-        notes = list(notes or [])
         merged = 0
         summary = self.summary  # the runs folded as they ended; the runs still open are added here
         for run in self.runs:
@@ -474,17 +480,22 @@ class Analyzer:
                     )
         if self.server_facts and not merged:
             notes.append("the live server's facts fit no run of the log (its instances differ)")
-        runs_out, findings, ruled = finish(summary)
-        return Report(
-            version=__version__,
-            rules_version=self.k.digest,
-            input=input_info or {},
-            runs=runs_out,
-            run_count=summary.run_count,
-            findings=rank_findings(findings),
-            ruled_out=ruled,
-            notes=notes,
-        )
+        return summary
+
+
+def report_of(k: Knowledge, summary: Summary, input_info: dict[str, Any] | None, notes: list[str]) -> Report:
+    """The report of a whole input from its grouped summary (one analyzer's, or byte ranges' combined)."""
+    runs_out, findings, ruled = finish(summary)
+    return Report(
+        version=__version__,
+        rules_version=k.digest,
+        input=input_info or {},
+        runs=runs_out,
+        run_count=summary.run_count,
+        findings=rank_findings(findings),
+        ruled_out=ruled,
+        notes=notes,
+    )
 
 
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from llamadiag.knowledge.formatmodel import Flag, Flags
-from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.knowledge.patterns import compile_format_pattern
+
+if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    from llamadiag.knowledge.formatmodel import Flag, Flags
 
 ENV_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
 @dataclass
@@ -38,7 +41,7 @@ class FlagTable:
         self.by_alias: dict[str, Flag] = {}
         self.by_old: dict[str, Flag] = {}
         self.by_env: dict[str, Flag] = {}
-        self.prompt = compile_pattern(spec.shell_prompt)  # rules/flags/llama-server.yaml
+        self.prompt = compile_format_pattern(spec.shell_prompt)  # rules/flags/llama-server.yaml
         for flag in spec.flags:
             for alias in flag.aliases:
                 self.by_alias[alias] = flag

@@ -12,13 +12,16 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import regex
 
 from llamadiag.engine.regex_rewrite import ungrouped
-from llamadiag.knowledge.formatmodel import Envelope
-from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.knowledge.patterns import compile_format_pattern
 from llamadiag.lines import CONTROL, strip_controls
+
+if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    from llamadiag.knowledge.formatmodel import Envelope
 
 # CSI, OSC and two-character escape sequences, then any other C0/C1 control character.
 MAX_PEEL = 8
@@ -51,18 +54,18 @@ class EnvelopeParser:
     """Peels wrappers (journald, docker ...) off physical lines and parses llama's own prefix."""
 
     def __init__(self, spec: Envelope) -> None:
-        self.wrappers = [(w, compile_pattern(w.regex)) for w in spec.wrappers]
-        self.suffixes = {w.name: compile_pattern(w.suffix) for w in spec.wrappers if w.suffix}
+        self.wrappers = [(w, compile_format_pattern(w.regex)) for w in spec.wrappers]
+        self.suffixes = {w.name: compile_format_pattern(w.suffix) for w in spec.wrappers if w.suffix}
         # lines of a program embedding llama.cpp: they do not end the entry before them
         self.transparent = frozenset(w.name for w in spec.wrappers if w.transparent)
-        self.elisions = [compile_pattern(e.regex) for e in spec.elisions]
+        self.elisions = [compile_format_pattern(e.regex) for e in spec.elisions]
         self.any_elision = _any_of([e.regex for e in spec.elisions])
-        self.drop = [compile_pattern(d) for d in spec.drop]
-        self.prefixes = [compile_pattern(p) for p in spec.llama_prefix]
-        self.tag_column = compile_pattern(spec.tag_column)
-        self.slot_fields = compile_pattern(spec.slot_fields)
-        self.continuations = [compile_pattern(c.regex) for c in spec.continuations]
-        self.level_words = [(compile_pattern(r), lvl) for r, lvl in spec.level_words.items()]
+        self.drop = [compile_format_pattern(d) for d in spec.drop]
+        self.prefixes = [compile_format_pattern(p) for p in spec.llama_prefix]
+        self.tag_column = compile_format_pattern(spec.tag_column)
+        self.slot_fields = compile_format_pattern(spec.slot_fields)
+        self.continuations = [compile_format_pattern(c.regex) for c in spec.continuations]
+        self.level_words = [(compile_format_pattern(r), lvl) for r, lvl in spec.level_words.items()]
         # one combined test each, so the common line (no wrapper, not dropped, not a
         # continuation) costs three regex calls instead of one per pattern
         self.any_wrapper = _any_of([w.regex for w in spec.wrappers])
@@ -179,11 +182,11 @@ class EnvelopeParser:
                     break
 
 
-def _any_of(sources: list[str]) -> regex.Pattern[str]:
+def _any_of(sources: list[str]) -> re.Pattern[str] | regex.Pattern[str]:
     """A pattern matching (at the start) wherever any of `sources` matches."""
     if not sources:
-        return compile_pattern(r"(?!x)x")
-    return compile_pattern("|".join(f"(?:{s})" for s in sources))
+        return compile_format_pattern(r"(?!x)x")
+    return compile_format_pattern("|".join(f"(?:{s})" for s in sources))
 
 
 def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:
@@ -191,7 +194,7 @@ def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:
     try:
         return re.compile(source)
     except re.error:
-        return compile_pattern(source)
+        return compile_format_pattern(source)
 
 
 def plain(raw: str) -> bool:

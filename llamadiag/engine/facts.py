@@ -8,11 +8,13 @@ but only where the run shows its whole startup, or a command line was given.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.cmdline import ParsedFlags
-from llamadiag.knowledge.formatmodel import Fact, Versions
-from llamadiag.knowledge.patterns import compile_pattern
+from llamadiag.knowledge.patterns import compile_format_pattern
+
+if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    from llamadiag.knowledge.formatmodel import Fact, Versions
 
 VERSION_FIELDS = ("build", "commit", "semver", "compiler", "target", "debug_build")
 MAX_LIST_VALUES = 32  # a list fact (backends, devices) stays small on an endless stream
@@ -78,7 +80,7 @@ def parse_version(text: str, versions: Versions) -> dict[str, Any]:
     for raw_line in text.splitlines():
         line = raw_line.strip()
         for shape in versions.shapes:
-            m = compile_pattern(shape.regex).search(line)
+            m = compile_format_pattern(shape.regex).search(line)
             if m:
                 for key, value in m.groupdict().items():
                     if value is not None and key not in found:
@@ -95,7 +97,7 @@ def usable_build(fields: dict[str, Any], versions: Versions) -> tuple[bool, str 
     if fields.get("fork"):
         probe += f" fork={fields['fork']}"
     for rule in versions.unusable:
-        if compile_pattern(rule.regex).search(probe):
+        if compile_format_pattern(rule.regex).search(probe):
             return False, rule.reason
     return True, None
 

@@ -137,6 +137,25 @@ def merge_ruled_out(a: RuledOut, b: RuledOut) -> RuledOut:
     return a.model_copy(update={"runs": a.runs + b.runs, "last_run": b.last_run if b.last_run is not None else b.run})
 
 
+def shift_runs(summary: Summary, offset: int) -> Summary:
+    """The summary with every run index moved up by `offset`: a stretch scanned on its own
+    numbers its runs from 0, and is renumbered to follow the `offset` runs before it."""
+    if not offset:
+        return summary
+    runs = [_shift_run(r, offset) for r in summary.runs.values()]
+    return Summary(
+        findings={key: _shift_finding(f, offset) for key, f in summary.findings.items()},
+        runs={run_key(r): r for r in runs},  # a served run's key holds its index
+        ruled_out={
+            key: r.model_copy(
+                update={"run": r.run + offset, "last_run": None if r.last_run is None else r.last_run + offset}
+            )
+            for key, r in summary.ruled_out.items()
+        },
+        run_count=summary.run_count,
+    )
+
+
 def finish(summary: Summary) -> tuple[list[RunOut], list[Finding], list[RuledOut]]:
     """The grouped runs, findings and ruled-out rules of a summary in the order of their first
     run (runs of several instances end out of order), ready for the report."""
@@ -194,6 +213,31 @@ def _runs_seen(run: RunOut) -> RunsSeen:
         return run.seen
     span = RunSpan(index=run.index, first_line=run.first_line, last_line=run.last_line)
     return RunsSeen(runs=1, last=span, examples=[span])
+
+
+def _shift_finding(f: Finding, offset: int) -> Finding:
+    seen = f.seen
+    if seen is not None:
+        seen = seen.model_copy(
+            update={
+                "first_run": seen.first_run + offset,
+                "last_run": seen.last_run + offset,
+                "examples": [e.model_copy(update={"run": e.run + offset}) for e in seen.examples],
+            }
+        )
+    return f.model_copy(update={"run": f.run + offset, "seen": seen})
+
+
+def _shift_run(run: RunOut, offset: int) -> RunOut:
+    seen = run.seen
+    if seen is not None:
+        seen = seen.model_copy(
+            update={
+                "last": seen.last.model_copy(update={"index": seen.last.index + offset}),
+                "examples": [e.model_copy(update={"index": e.index + offset}) for e in seen.examples],
+            }
+        )
+    return run.model_copy(update={"index": run.index + offset, "seen": seen})
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any], merge: Any) -> dict[str, Any]:

@@ -12,13 +12,15 @@ whose lines span an elision is marked `elided` (the reasoning keeps it at likely
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.facts import typed_value
-from llamadiag.knowledge.rulemodel import Signature
+
+if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    from llamadiag.knowledge.rulemodel import Signature
 
 MAX_PARTIALS = 32
 

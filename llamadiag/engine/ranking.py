@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from llamadiag.engine.findings import Finding
-from llamadiag.knowledge.rulemodel import Confidence, Severity
+from llamadiag.knowledge.levels import Confidence, Severity
 
 if TYPE_CHECKING:
     from llamadiag.knowledge.loader import Knowledge

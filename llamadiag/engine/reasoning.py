@@ -8,7 +8,7 @@ semantics: at or past `fixed_in`, the finding is a possible regression, not old 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.facts import FactValue
 from llamadiag.engine.findings import (
@@ -23,8 +23,11 @@ from llamadiag.engine.findings import (
 )
 from llamadiag.engine.matcher import Match
 from llamadiag.engine.templates import derive_all, render, render_with_fallback
+from llamadiag.knowledge.levels import Confidence
 from llamadiag.knowledge.patterns import compile_pattern
-from llamadiag.knowledge.rulemodel import Condition, Confidence, Reference, Rule
+
+if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    from llamadiag.knowledge.rulemodel import Condition, Reference, Rule
 
 
 @dataclass

@@ -31,8 +31,7 @@ from pydantic import BaseModel, Field
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
 from llamadiag.engine.literals import Target
-from llamadiag.knowledge.formatmodel import TemplatingSpec, Unsettled
-from llamadiag.knowledge.formats import builtin_format
+from llamadiag.knowledge.formatcache import cached_format
 from llamadiag.lines import strip_controls
 
 MAX_EXAMPLES = 3
@@ -72,7 +71,7 @@ class LineTemplate(BaseModel):
 
 @lru_cache(maxsize=1)
 def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
-    spec = builtin_format(TemplatingSpec)
+    spec = cached_format("TemplatingSpec")  # validated once, then from the start-up cache
     return (
         regex.compile(spec.error_like),
         regex.compile(spec.warning_like),
@@ -83,7 +82,7 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
 
 @lru_cache(maxsize=1)
 def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[str], LooksLike]]:
-    spec = builtin_format(Unsettled)
+    spec = cached_format("Unsettled")
     out = []
     # open reports first (the thread to add to), then the newest
     for r in sorted(spec.reports, key=lambda r: (r.state != "open", -r.issue)):

@@ -23,9 +23,8 @@ from pydantic import BaseModel, Field
 from llamadiag.engine.findings import Report, RunOut
 from llamadiag.engine.unmatched import LineTemplate, LooksLike
 from llamadiag.features.redact import RedactionSummary, Redactor
-from llamadiag.knowledge.formatmodel import OsHints
-from llamadiag.knowledge.formats import builtin_format
-from llamadiag.knowledge.rulemodel import Severity
+from llamadiag.knowledge.formatcache import cached_format
+from llamadiag.knowledge.levels import Severity
 from llamadiag.mdtext import fence
 
 MAX_LOG_LINES = 40
@@ -144,7 +143,7 @@ def _version(f: dict[str, Any], questions: list[str]) -> str:
 
 def _os(f: dict[str, Any], questions: list[str]) -> str:
     probe = " ".join(str(f.get(k, "")) for k in ("os", "target", "compiler")).lower()
-    hints = builtin_format(OsHints)
+    hints = cached_format("OsHints")  # validated once, then from the start-up cache
     for word, name in hints.os_words:
         if re.search(rf"\b{word}", probe):
             return name

@@ -27,14 +27,16 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Callable, Iterable, Iterator
 from functools import partial
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import regex
 from pydantic import BaseModel, Field
 
 from llamadiag.engine.findings import Report
-from llamadiag.knowledge.formatmodel import RedactionSpec
-from llamadiag.knowledge.formats import builtin_format
+from llamadiag.knowledge.formatcache import cached_format
+
+if TYPE_CHECKING:  # the validated spec comes from the start-up cache as a light copy
+    from llamadiag.knowledge.formatmodel import RedactionSpec
 
 M = TypeVar("M", bound=BaseModel)
 FLAGS = regex.MULTILINE
@@ -160,7 +162,7 @@ class Redactor:
     """Replaces keys, prompts, paths, user names and addresses with stand-ins."""
 
     def __init__(self, spec: RedactionSpec | None = None, enabled: bool = True) -> None:
-        self.spec = spec or builtin_format(RedactionSpec)
+        self.spec = spec or cached_format("RedactionSpec")  # validated, from the start-up cache
         self.enabled = enabled
         self.c = _compiled(self.spec)
         self.counts: dict[str, int] = {}

@@ -129,3 +129,14 @@ def user_overrides() -> list[Path]:
         return []
     shipped = {p.stem for p in rule_files_in(builtin_rules_dir())}
     return [p for d in folders for p in rule_files_in(d) if p.stem in shipped]
+
+
+# each model of a feature format file and the file under rules/formats/ that holds it
+FEATURE_FORMAT_FILES = {
+    "RedactionSpec": "redaction.yaml",
+    "TemplatingSpec": "templating.yaml",
+    "LookupWords": "lookup.yaml",
+    "OsHints": "bugreport.yaml",
+    "ProbeSpec": "probe.yaml",
+    "Unsettled": "unsettled.yaml",
+}

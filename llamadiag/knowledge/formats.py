@@ -12,21 +12,14 @@ from functools import cache
 from typing import TypeVar
 
 from llamadiag.knowledge import formatmodel as fm
-from llamadiag.knowledge.files import builtin_rules_dir
+from llamadiag.knowledge.files import FEATURE_FORMAT_FILES, builtin_rules_dir
 from llamadiag.knowledge.rulemodel import Strict
 from llamadiag.knowledge.yamlio import load_yaml, validate
 
 M = TypeVar("M", bound=Strict)
 
 # each model and the file under rules/formats/ that holds it
-FILES: dict[type[Strict], str] = {
-    fm.RedactionSpec: "redaction.yaml",
-    fm.TemplatingSpec: "templating.yaml",
-    fm.LookupWords: "lookup.yaml",
-    fm.OsHints: "bugreport.yaml",
-    fm.ProbeSpec: "probe.yaml",
-    fm.Unsettled: "unsettled.yaml",
-}
+FILES: dict[type[Strict], str] = {getattr(fm, name): file for name, file in FEATURE_FORMAT_FILES.items()}
 
 
 @cache

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from llamadiag.knowledge import formatmodel as fm
 from llamadiag.knowledge.files import (
     builtin_rules_dir,
     knowledge_digest,
@@ -21,8 +21,11 @@ from llamadiag.knowledge.files import (
     source_files,
     user_rules_dirs,
 )
-from llamadiag.knowledge.rulemodel import Rule
 from llamadiag.knowledge.yamlio import RuleFileError, load_yaml, validate
+
+if TYPE_CHECKING:  # the model classes are built only when knowledge is parsed (not from the start-up cache)
+    from llamadiag.knowledge import formatmodel as fm
+    from llamadiag.knowledge.rulemodel import Rule
 
 # re-exported: where the knowledge files are is asked of the loader too
 __all__ = ["Knowledge", "LoadedRule", "builtin_rules_dir", "load_knowledge", "source_files", "user_rules_dirs"]
@@ -92,6 +95,8 @@ def _load_model(model: type, path: Path):
 
 def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
     """Load and validate one rule file; its id must match its file name and folder its category."""
+    from llamadiag.knowledge.rulemodel import Rule
+
     data, positions = load_yaml(path)
     rule = validate(Rule, data, path, positions)
     if path.stem != rule.id:
@@ -106,6 +111,8 @@ def load_rule_file(path: Path, root: Path, builtin: bool) -> LoadedRule:
 
 def load_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
     """The formats, facts and flags of rules/, the builtin rules unless `builtin` is False, and `extra_dirs`."""
+    from llamadiag.knowledge import formatmodel as fm
+
     root = builtin_rules_dir()
     errors: list[RuleFileError] = []
     formats = root / "formats"

@@ -7,10 +7,13 @@ The JSON Schema shipped to editors is generated from these classes.
 
 from __future__ import annotations
 
-from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from llamadiag.knowledge.levels import Confidence, ReferenceUrl, Severity
+
+__all__ = ["Confidence", "Severity"]  # re-exported: the scales live in levels.py (no pydantic)
 
 
 class Strict(BaseModel):
@@ -19,34 +22,6 @@ class Strict(BaseModel):
     # defer_build: validators are built on first validation, not at import; a cached,
     # already validated rule set (session.py) then never pays for them
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-
-class Severity(str, Enum):
-    """How serious a failure is."""
-
-    info = "info"
-    warning = "warning"
-    error = "error"
-    critical = "critical"
-
-    @property
-    def rank(self) -> int:
-        """Its order, info lowest."""
-        return ["info", "warning", "error", "critical"].index(self.value)
-
-
-class Confidence(str, Enum):
-    """How sure a finding is."""
-
-    confirmed = "confirmed"
-    regression = "regression"
-    likely = "likely"
-    possible = "possible"
-
-    @property
-    def rank(self) -> int:
-        """Its order, possible lowest."""
-        return {"confirmed": 3, "regression": 2, "likely": 1, "possible": 0}[self.value]
 
 
 class Entry(Strict):
@@ -144,7 +119,7 @@ class Versions(Strict):
         return self
 
 
-class Reference(Strict):
+class Reference(Strict, ReferenceUrl):
     """An issue, PR, commit, discussion or doc about the failure."""
 
     kind: Literal["issue", "pr", "commit", "discussion", "doc"]
@@ -155,14 +130,6 @@ class Reference(Strict):
     confirmed: bool = Field(True, description="False when the fact could not be checked in the sources.")
     note: str | None = None
     repo: str = "ggml-org/llama.cpp"
-
-    @property
-    def url(self) -> str:
-        """The reference's web address."""
-        path = {"issue": "issues", "pr": "pull", "commit": "commit", "discussion": "discussions"}
-        if self.kind == "doc":
-            return self.id
-        return f"https://github.com/{self.repo}/{path[self.kind]}/{self.id}"
 
 
 class Step(Strict):

@@ -6,18 +6,24 @@ validated knowledge is pickled under $XDG_CACHE_HOME/llamadiag, keyed by the dig
 every knowledge file (and its path) and of the engine's own code: any change to a rule,
 a format file or llamadiag itself loads afresh. The checked knowledge carries no YAML line
 positions (`LoadedRule.positions` is empty): only lint reports lines, on unchecked knowledge.
+
+What is cached, and returned on a hit and on a miss alike, are light copies of the validated
+models (`knowledge/light.py`): a hit imports neither the model classes nor their validators.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import pickle
+from dataclasses import fields
 from pathlib import Path
 
 from llamadiag import __version__, cache
 from llamadiag.knowledge.files import builtin_rules_dir, files_under, source_files, user_rules_dirs
+from llamadiag.knowledge.light import from_model
 from llamadiag.knowledge.loader import Knowledge, load_knowledge
 
 PACKAGE = Path(__file__).resolve().parent.parent
@@ -62,6 +68,8 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
     k = _check(load_knowledge(extra_dirs, builtin))
     for loaded in k.rules:  # YAML line positions serve only lint (on unchecked knowledge): a quarter of the
         loaded.positions = {}  # cache entry and of its load time
+    with contextlib.suppress(TypeError):  # a part light.py does not know: cached as validated models (slower)
+        k = lighten(k)
     # rule errors are cached too: they are reported from the cache on every run. Not a refused
     # shipped rule: the project's tests pass it, so its refusal here is this machine's moment (the
     # pattern time budget on a loaded machine) and the next run checks it again
@@ -71,6 +79,21 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
 
 
 REFUSED = "rule refused: "
+
+
+def lighten(k: Knowledge) -> Knowledge:
+    """The same knowledge with every validated model replaced by its light copy (one memo for
+    all, so that what the models share stays shared)."""
+    memo: dict[int, object] = {}
+    rules = [from_model(loaded.rule, memo) for loaded in k.rules]  # all copied before any is replaced
+    parts = {
+        f.name: from_model(getattr(k, f.name), memo) for f in fields(k) if f.name not in ("rules", "errors", "digest")
+    }
+    for loaded, rule in zip(k.rules, rules, strict=True):
+        loaded.rule = rule
+    for name, value in parts.items():
+        setattr(k, name, value)
+    return k
 
 
 def _shipped(path: object) -> bool:

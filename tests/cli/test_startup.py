@@ -22,14 +22,16 @@ HEAVY = (
 )
 
 
-def imported(*args: str, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, set[str]]:
+def imported(
+    *args: str, env: dict[str, str] | None = None, timeout: int = 120
+) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Run llamadiag with -X importtime; the result and the modules it imported."""
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "llamadiag", *args],
         capture_output=True,
         text=True,
         env={**os.environ, "COLUMNS": "120", **(env or {})},
-        timeout=120,
+        timeout=timeout,
     )
     mods = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     return proc, mods
@@ -98,3 +100,36 @@ def test_completing_a_command_option_does_not_import_the_analyzer(command: str) 
     proc, mods = imported(env=env)
     assert proc.returncode == 0 and "--help" in proc.stdout, proc.stderr[-2000:]
     assert {"llamadiag.engine.analyze", "llamadiag.engine.diagnose"}.isdisjoint(mods)
+
+
+def test_explain_on_a_cache_hit_builds_no_knowledge_model_class(tmp_path) -> None:
+    """Issue #11 point 4: the start-up cache holds light copies; the pydantic rule and format
+    models, their validators and PyYAML are for a cache miss (the first run) only."""
+    log = tmp_path / "server.log"
+    log.write_text("main: server is listening on http://127.0.0.1:8080 - starting the main loop\n")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    proc, first = imported("explain", str(log), "-f", "json", env=env, timeout=900)  # a miss: examples run
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, hit = imported("explain", str(log), "-f", "json", env=env)
+    assert proc.returncode == 0 and '"findings": []' in proc.stdout, proc.stderr[-2000:]
+    models = {"llamadiag.knowledge.rulemodel", "llamadiag.knowledge.formatmodel", "yaml"}
+    assert models <= first  # the miss validated the knowledge files
+    assert "llamadiag.engine.analyze" in hit and not models & hit, sorted(models & hit)
+
+
+def test_the_command_line_does_not_scan_for_pydantic_plugins(tmp_path) -> None:
+    """Looking for pydantic plugins reads the metadata of every installed distribution (~10 ms of
+    each start): the command line turns it off unless the user set PYDANTIC_DISABLE_PLUGINS."""
+    log = tmp_path / "server.log"
+    log.write_text("main: server is listening on http://127.0.0.1:8080 - starting the main loop\n")
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['llamadiag', 'explain', {str(log)!r}, '-f', 'json']\n"
+        "try:\n    runpy.run_module('llamadiag', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        "import pydantic.plugin._loader as loader\nprint('plugins', loader._plugins)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines()[-1] == "plugins None"  # never looked for

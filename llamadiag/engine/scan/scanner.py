@@ -28,6 +28,7 @@ from llamadiag.engine.facts import MAX_ERA_EVIDENCE
 from llamadiag.engine.literals import Target
 from llamadiag.engine.scan.deferred import DeferredStarts
 from llamadiag.engine.scan.multimatch import Engine, make_engine
+from llamadiag.engine.scan.replay import Replay
 from llamadiag.lines import clean_line, strip_controls
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class Scanner:
         }
         # (run, rule, signature) -> first entries held back, bounded like matcher partials
         self.deferred = DeferredStarts(analyzer)
+        self.replay = Replay(self)  # runs that repeat the run before them (crash loops): replayed
         self._inert_ids: dict[frozenset[int], tuple[bool, tuple[Any, ...]]] = {}
         self._inert_version: tuple[Any, ...] = ()
         self._eras_key: tuple[int, int] = (-1, -1)
@@ -98,19 +100,28 @@ class Scanner:
             self.bulk = BulkPath(self)
         bulk = self.bulk
         bulk.begin(block)
+        replay = self.replay
+        replay.begin()
         done: Done = []
         pos, number, size = 0, base, len(block)
         count = block.count
         while pos < size:
-            run = self._bulk_run()
+            pos, number = replay.at(block, pos, number)
+            if pos >= size:
+                break
+            run = None if replay.looping(number) else self._bulk_run()
             if run is not None:
                 pos, lines = bulk.stretch(run, pos, number)
                 number += lines
                 if pos >= size:
                     break
+                if pos == replay.stop and lines:
+                    continue  # a boundary where runs may be skipped
                 end = block.find(b"\n", pos) + 1 or size
             else:  # not in a plain state: a few dozen lines the usual way, then look again
                 end = block.find(b"\n", min(pos + 4096, size - 1)) + 1 or size
+            if pos < replay.stop < end:
+                end = replay.stop  # stop at the boundary
             done.extend(self._lines(block, pos, end, number))
             number += count(b"\n", pos, end)
             pos = end

@@ -15,11 +15,13 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
+from typing import TYPE_CHECKING
 
-from llamadiag.knowledge.formatmodel import LookupWords
-from llamadiag.knowledge.formats import builtin_format
+from llamadiag.knowledge.formatcache import cached_format
 from llamadiag.knowledge.loader import Knowledge
-from llamadiag.knowledge.rulemodel import Rule
+
+if TYPE_CHECKING:  # the rules are light copies from the start-up cache
+    from llamadiag.knowledge.rulemodel import Rule
 
 WORD = re.compile(r"[a-z0-9]+(?:_[a-z0-9]+)*")
 REGEX_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?[:=!<>a-z]*|\\[dswDSWbBAZ]|\[[^\]]*\]|\{\d*,?\d*\}|[()*+?|^$]")
@@ -93,7 +95,7 @@ class TextIndex:
     """BM25F index over the rules' text for the word search of `lookup`."""
 
     def __init__(self, knowledge: Knowledge) -> None:
-        spec = builtin_format(LookupWords)
+        spec = cached_format("LookupWords")  # validated once, then from the start-up cache
         self.stop = frozenset(spec.stopwords)
         self.synonyms = {stem(k.lower()): [stem(v.lower()) for v in vs] for k, vs in spec.synonyms.items()}
         self.ids: list[str] = []

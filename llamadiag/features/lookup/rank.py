@@ -14,7 +14,7 @@ number of conditions known true break ties.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.envelope import EnvelopeParser
 from llamadiag.engine.facts import FactValue
@@ -24,7 +24,9 @@ from llamadiag.engine.reasoning import check, expected_text
 from llamadiag.features.lookup.index import text_index
 from llamadiag.features.lookup.query import Query
 from llamadiag.knowledge.loader import Knowledge
-from llamadiag.knowledge.rulemodel import Condition, Rule
+
+if TYPE_CHECKING:  # the rules are light copies from the start-up cache
+    from llamadiag.knowledge.rulemodel import Condition, Rule
 
 ROLE_SCORE = {"report": 98.0, "fix": 98.0, "cause": 93.0, "workaround": 92.0, "related": 90.0}
 CONFIDENCE_SCORE = {"confirmed": 95.0, "regression": 94.0, "likely": 92.0, "possible": 90.0}

@@ -20,7 +20,7 @@ appeared) push a rule down and say why.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -31,7 +31,9 @@ from llamadiag.engine.reasoning import reference_out, steps_out, workarounds_out
 from llamadiag.features.lookup.query import parse_query
 from llamadiag.features.lookup.rank import Candidate, rank
 from llamadiag.knowledge.loader import Knowledge
-from llamadiag.knowledge.rulemodel import Rule
+
+if TYPE_CHECKING:  # the rules are light copies from the start-up cache
+    from llamadiag.knowledge.rulemodel import Rule
 
 
 class LookupResult(BaseModel):
