@@ -71,7 +71,7 @@ def fleet(
             _backend(processes, workers, scheduler) as (backend, dashboard),
             _progress(len(tasks), show_progress, dashboard) as progress,
         ):
-            summary = fl.run(tasks, backend, rule_dirs, progress)
+            summary = fl.run(tasks, backend, rule_dirs, progress, knowledge=k)
     except RuntimeError as exc:
         raise fail(str(exc)) from exc
     report = fl.build_report(summary, k)

@@ -12,9 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from llamadiag.features.fleet.perlog import summarize
+from llamadiag.features.fleet.perlog import remember_knowledge, summarize
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import Summary, combine
+
+# A Dask worker samples its task thread's stack every 10 ms for the dashboard's profile page. On
+# the engine's pure-Python work that sampler (a thread taking the GIL 100 times a second) cost as
+# much CPU as the work itself on a loaded machine (docs/fleet.md, figures), so the LocalCluster
+# started here runs without it; an existing cluster (`--scheduler`) keeps its own configuration.
+LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 class DaskBackend:
@@ -22,6 +28,12 @@ class DaskBackend:
 
     def __init__(self, client: Any) -> None:
         self.client = client
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: Any) -> None:
+        """Sent to every worker of the cluster now (about 1 MB pickled): the workers neither load
+        nor check the rules, and need not see the `--rules` folders; a worker that joins later
+        loads them itself."""
+        self.client.run(remember_knowledge, rules, knowledge)
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """The log summarised on a worker."""
@@ -56,6 +68,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
     """A client of the cluster at `scheduler`, or of a LocalCluster of `workers` processes
     (one thread each: the engine is pure Python, threads would share one core)."""
     try:
+        import dask
         from distributed import Client, LocalCluster
     except ImportError as exc:
         raise RuntimeError("--workers and --scheduler need Dask: pip install 'llamadiag[fleet]'") from exc
@@ -64,6 +77,7 @@ def dask_client(workers: int | None = None, scheduler: str | None = None) -> Ite
             yield client
         return
     with (
+        dask.config.set(LOCAL_CLUSTER_CONFIG),  # the nannies hand their config to the workers they start
         LocalCluster(n_workers=workers or 1, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):

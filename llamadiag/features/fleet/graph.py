@@ -2,7 +2,9 @@
 
 One function (`run`) builds the graph for every way of running: a leaf per log
 (`perlog.summarize`) and a balanced tree of `summary.combine` nodes over the leaves in task
-order. A `Backend` only says how a node is computed:
+order. The leaves are handed to the backend biggest log first (`submission_order`): a pool or
+cluster then ends with the small logs, instead of one worker still busy with a big log while
+the others idle. A `Backend` only says how a node is computed:
 
 - `SerialBackend`: in this process, one log after the other (`--processes 1`);
 - `PoolBackend`: a local process pool (the embedded default, no extra dependency); the merges
@@ -19,7 +21,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from llamadiag.features.fleet.perlog import summarize
+from llamadiag import api
+from llamadiag.features.fleet.perlog import remember_knowledge, summarize
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
 
@@ -34,6 +37,10 @@ class Node(Protocol):
 
 class Backend(Protocol):
     """How the graph's nodes are computed."""
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """Hand the command's knowledge to where the leaves run, before the first leaf."""
+        ...
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """A node for one log's summary."""
@@ -69,6 +76,10 @@ class _Lazy:
 class SerialBackend:
     """Every node in this process, the logs one after the other."""
 
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """This process's leaves use it."""
+        remember_knowledge(rules, knowledge)
+
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> _Lazy:
         """A log summarised when asked."""
         return _Lazy(summarize, task, rules)
@@ -87,7 +98,11 @@ class SerialBackend:
 
 
 class PoolBackend(SerialBackend):
-    """Logs in a local process pool of `processes` workers; merges in this process."""
+    """Logs in a local process pool of `processes` workers; merges in this process.
+
+    The shared knowledge is kept in this process before the first leaf starts the pool's
+    processes: forked (the start method on Linux before Python 3.14), they begin with it and load
+    nothing; started otherwise, or already running, each loads it once itself."""
 
     def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
         self.pool = pool
@@ -119,16 +134,32 @@ def build_tree(leaves: list[Any], merge: Callable[[Any, Any], Any]) -> Any:
     return level[0] if level else None
 
 
+def submission_order(tasks: list[LogTask]) -> list[int]:
+    """The task indexes, biggest log first (unknown sizes last, then in task order): the longest
+    leaves start first, so the last ones to finish are short (the tail of a run with mixed sizes)."""
+    return sorted(range(len(tasks)), key=lambda i: (-(tasks[i].size or 0), i))
+
+
 def run(
-    tasks: list[LogTask], backend: Backend, rules: tuple[str, ...] = (), progress: Progress | None = None
+    tasks: list[LogTask],
+    backend: Backend,
+    rules: tuple[str, ...] = (),
+    progress: Progress | None = None,
+    knowledge: api.Knowledge | None = None,
 ) -> Summary:
     """Summarise every log on the backend and merge the summaries; the same graph on every backend.
+
+    `knowledge` (the command's, loaded for `rules`) is handed to the workers first, so that each
+    does not load and check the rules again; without it each worker loads them once itself.
 
     A leaf that fails on the backend itself (a pool process killed by the kernel, a lost Dask
     worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
     which gives the same summary since the merge is associative."""
     progress = progress or Progress()
-    leaves = [backend.leaf(t, rules) for t in tasks]
+    if knowledge is not None and tasks:
+        backend.share_knowledge(rules, knowledge)
+    submitted = {i: backend.leaf(tasks[i], rules) for i in submission_order(tasks)}
+    leaves = [submitted[i] for i in range(len(tasks))]  # the merge tree in task order, as before
     task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
     root = build_tree(leaves, backend.merge)
     done: list[Summary] = []

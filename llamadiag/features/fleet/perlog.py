@@ -31,8 +31,15 @@ MAX_MEMBER_BYTES = 1 << 30
 _knowledge: dict[tuple[str, ...], api.Knowledge] = {}
 
 
+def remember_knowledge(rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+    """Use this knowledge for `rules` in this process: the command's own, handed to a worker so
+    that it neither loads nor checks the rules again (nor needs to see the `--rules` folders)."""
+    _knowledge[rules] = knowledge
+
+
 def knowledge_for(rules: tuple[str, ...]) -> api.Knowledge:
-    """The checked knowledge, loaded once per process (each pool process and Dask worker)."""
+    """The knowledge for `rules`: the one handed to this process (`remember_knowledge`), else
+    loaded once per process (the on-disk cache, or the rules checked afresh)."""
     if rules not in _knowledge:
         from pathlib import Path
 

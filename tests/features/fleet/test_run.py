@@ -5,6 +5,7 @@ members, per-log errors that never stop the rest, fsspec URLs, and one report by
 from __future__ import annotations
 
 import concurrent.futures as cf
+import shutil
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,8 @@ def test_dask_local_cluster_of_two_worker_processes_gives_the_same_report(fleet_
         pids = set(client.run(lambda: __import__("os").getpid()).values())
         assert len(pids) == 2
         clustered = report_of([str(fleet_dir)], DaskBackend(client))
+        # the workers ran no sampling profiler (it doubled their CPU time on the engine's work)
+        assert client.profile()["count"] == 0
     assert clustered.model_dump_json() == serial.model_dump_json()
 
 
@@ -152,3 +155,77 @@ def test_a_failed_worker_costs_only_its_log(fleet_dir: Path, serial: FleetReport
     assert sorted(seen) == sorted(t.name for t in tasks)
     assert ("gpu-b/oom", "the worker failed: RuntimeError: worker lost") in [(e.log, e.error) for e in report.errors]
     assert [i.name for i in report.instance_list] == [i.name for i in serial.instance_list if i.name != "gpu-b/oom"]
+
+
+class _Recording(fleet.SerialBackend):
+    """The serial backend, noting the order in which the leaves are handed to it."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+
+    def leaf(self, task: fleet.LogTask, rules: tuple[str, ...]) -> object:  # type: ignore[override]
+        self.order.append(task.name)
+        return super().leaf(task, rules)
+
+
+def test_the_biggest_logs_are_handed_out_first_and_the_report_is_unchanged(
+    fleet_dir: Path, serial: FleetReport
+) -> None:
+    # the sample fleet's logs range from a few hundred bytes to tens of kB, in no size order
+    tasks, _ = fleet.expand([str(fleet_dir)])
+    recording = _Recording()
+    report = fleet.build_report(fleet.run(tasks, recording), api.load_knowledge())
+    size = {t.name: t.size or 0 for t in tasks}
+    assert [size[n] for n in recording.order] == sorted(size.values(), reverse=True)
+    assert [t.name for t in tasks] != recording.order  # task order is not already by size
+    assert report.model_dump_json() == serial.model_dump_json()
+
+
+SITE_RULE = """\
+id: site-gpu-fell-off
+title: Our GPU fell off the bus
+category: server
+severity: critical
+summary: The kernel reports the GPU gone.
+signatures:
+  - name: xid
+    entries: [{regex: 'NVRM: Xid \\(PCI:(?P<pci>[0-9a-f:.]+)\\): 79', literal: 'NVRM: Xid'}]
+versions: {fixed_in: null, fix_note: hardware}
+diagnosis: GPU {pci} fell off the bus.
+root_cause: Power or PCIe trouble.
+remediation: [{text: Reseat the card.}]
+verification: {steps: [No Xid 79 after a day.], checks: [{kind: signature_absent, text: gone}]}
+examples:
+  - {name: pos, expect: likely, log: "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\\n"}
+  - {name: neg, expect: none, log: "srv  update_slots: all slots are idle\\n"}
+"""
+
+
+@pytest.mark.parametrize("how", ["pool", "dask"])
+def test_workers_use_the_commands_knowledge_without_seeing_its_rules_folder(tmp_path: Path, how: str) -> None:
+    # a --rules folder on the operator's machine only: the workers (a remote cluster's, say) cannot
+    # read it, yet they diagnose with it, because the command hands them its knowledge
+    folder = tmp_path / "site-rules" / "server"
+    folder.mkdir(parents=True)
+    (folder / "site-gpu-fell-off.yaml").write_text(SITE_RULE)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "gpu-7.log").write_text(
+        "Nov 28 10:11:12 gpu7 kernel: NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n"
+    )
+    rules = (str(tmp_path / "site-rules"),)
+    k = api.load_knowledge([Path(r) for r in rules])
+    shutil.rmtree(tmp_path / "site-rules")
+    tasks, _ = fleet.expand([str(logs)])
+    if how == "pool":
+        with cf.ProcessPoolExecutor(2) as pool:
+            summary = fleet.run(tasks, fleet.PoolBackend(pool), rules, knowledge=k)
+    else:
+        pytest.importorskip("distributed", reason="the fleet extra is not installed")
+        from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
+
+        with dask_client(workers=1) as client:
+            summary = fleet.run(tasks, DaskBackend(client), rules, knowledge=k)
+    report = fleet.build_report(summary, k)
+    assert [(f.rule_id, f.instances) for f in report.failures] == [("site-gpu-fell-off", 1)]
+    assert not report.errors
