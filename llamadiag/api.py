@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from llamadiag.engine.facts import FactValue, ServerFacts, parse_version
 from llamadiag.engine.findings import Finding, Report
+from llamadiag.engine.unmatched import UnmatchedCollector
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import InputError, ReadReport, read_bytes
 
 if TYPE_CHECKING:
+    from llamadiag.engine import ranges as ranges_t
     from llamadiag.source.probe import ProbeResult
 
 __all__ = [
@@ -35,13 +37,17 @@ __all__ = [
     "Finding",
     "InputError",
     "Knowledge",
+    "Piece",
     "Report",
     "ServerFacts",
     "diagnose",
     "diagnose_stream",
     "diagnose_text",
+    "join_pieces",
     "load_knowledge",
+    "plan_pieces",
     "probe_server",
+    "scan_piece",
     "usable_cores",
     "version_fields",
 ]
@@ -164,6 +170,71 @@ def _diagnose_split(
     scan = ranges.scan_ranges(k, source, spans, read_range, options, jobs, on_block)
     read = merge_reads(source, list(scan.reads))
     return Diagnosis(report_of(k, scan.result(), _file_info(read), read.notes()), read.error, scan.last_facts)
+
+
+@dataclass
+class Piece:
+    """One byte range of a plain log scanned on its own (`scan_piece`), unmatched lines included:
+    what `join_pieces` merges in order into the log's diagnosis (the fleet's split leaves)."""
+
+    scan: ranges_t.RangeScan
+    unmatched: UnmatchedCollector
+
+
+def plan_pieces(source: str, knowledge: Knowledge, pieces: int) -> list[tuple[int, int]]:
+    """Byte ranges of `source` split where server runs start, about `pieces` of them; empty when
+    the file cannot be read in ranges (compressed, UTF-16, not a regular file) or no run starts
+    near a split point."""
+    from llamadiag.engine import ranges
+    from llamadiag.source.ranges import splittable_size, window
+
+    size = splittable_size(source)
+    if size is None or pieces < 2:
+        return []
+    spans = ranges.plan(knowledge, size, pieces, lambda offset, limit: window(source, offset, limit))
+    return spans if len(spans) > 1 else []
+
+
+def scan_piece(source: str, start: int, end: int, knowledge: Knowledge) -> Piece:
+    """Scan the byte range [start, end) of `source` (one of `plan_pieces`), grouping unmatched lines."""
+    from llamadiag.engine import ranges
+    from llamadiag.source.ranges import read_range
+
+    collector = UnmatchedCollector([r.rule.id for r in knowledge.rules])
+    base, blocks, read = read_range(source, start, end)
+    scan = ranges.scan_range(
+        knowledge,
+        blocks,
+        start=start,
+        end=end,
+        line_base=base,
+        options=ranges.ScanOptions(),
+        read=read,
+        on_entry=collector.observe,
+    )
+    return Piece(scan, collector)
+
+
+def join_pieces(source: str, pieces: Sequence[Piece], knowledge: Knowledge) -> Diagnosis | None:
+    """The diagnosis of `source` (with unmatched lines) from its pieces in order, the same as
+    `diagnose(source, unmatched=True)`; None when an edge does not prove an exact join (then
+    diagnose the file whole). The pieces are not changed."""
+    import copy
+
+    from llamadiag.engine import ranges
+    from llamadiag.engine.analyze import report_of
+    from llamadiag.source.ranges import merge_reads
+
+    whole = pieces[0].scan
+    collector = copy.deepcopy(pieces[0].unmatched)
+    for piece in pieces[1:]:
+        if not ranges.fits(whole, piece.scan) or not collector.join(piece.unmatched):
+            return None
+        whole = ranges.combine(whole, piece.scan)
+    read = merge_reads(source, list(whole.reads))
+    report = report_of(knowledge, whole.result(), _file_info(read), read.notes())
+    report.unmatched = collector.templates(report)
+    return Diagnosis(report, read.error, whole.last_facts)
 
 
 def diagnose_stream(

@@ -49,6 +49,15 @@ def fleet(
     scheduler: Annotated[
         str | None, typer.Option("--scheduler", help="Run on an existing Dask cluster (tcp://HOST:8786).")
     ] = None,
+    split_above: Annotated[
+        int,
+        typer.Option(
+            "--split-above",
+            min=0,
+            metavar="MB",
+            help="Scan a plain local log bigger than this many MB as byte ranges on several workers (0: never).",
+        ),
+    ] = 256,
     fail_on: FailOnOpt = FailOn.error,
     show_progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="A progress bar per log on stderr (terminal only).")
@@ -71,7 +80,7 @@ def fleet(
             _backend(processes, workers, scheduler) as (backend, dashboard),
             _progress(len(tasks), show_progress, dashboard) as progress,
         ):
-            summary = fl.run(tasks, backend, rule_dirs, progress, knowledge=k)
+            summary = fl.run(tasks, backend, rule_dirs, progress, knowledge=k, split_above=split_above << 20)
     except RuntimeError as exc:
         raise fail(str(exc)) from exc
     report = fl.build_report(summary, k)

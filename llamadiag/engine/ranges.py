@@ -148,13 +148,18 @@ def scan_range(
     line_base: int,
     options: ScanOptions,
     read: Any = None,
+    on_entry: Callable[[Line, list[Target]], None] | None = None,
 ) -> RangeScan:
-    """Analyse the blocks of one range (its first line is line `line_base + 1`)."""
-    analyzer = Analyzer(k, options.cmdline, options.version_text, options.build, engine=options.engine)
+    """Analyse the blocks of one range (its first line is line `line_base + 1`). `on_entry`,
+    when given, sees every entry (the analyzer then runs with `every_line`: unmatched lines)."""
+    analyzer = Analyzer(
+        k, options.cmdline, options.version_text, options.build, engine=options.engine, every_line=on_entry is not None
+    )
     analyzer.line_number = line_base
     opening = _Opening(analyzer) if start > 0 else None
-    if opening is not None:
-        analyzer.on_entry = opening.observe
+    hooks = [h for h in (opening.observe if opening is not None else None, on_entry) if h is not None]
+    if hooks:
+        analyzer.on_entry = hooks[0] if len(hooks) == 1 else lambda line, targets: [h(line, targets) for h in hooks]
     for block in blocks:
         if opening is not None and not opening.peeled:
             opening.first_physical(block, line_base + 1)

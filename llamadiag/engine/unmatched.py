@@ -201,6 +201,12 @@ def _finish(groups: dict[str, _Group], explained: set[str], limit: int) -> list[
     return out
 
 
+def _copy(g: _Group) -> _Group:
+    c = _Group(g.first, g.level)
+    c.count, c.last, c.examples, c.rules = g.count, g.last, list(g.examples), set(g.rules)
+    return c
+
+
 class UnmatchedCollector:
     """Collects warning/error entries as the Analyzer sees them (set as `analyzer.on_entry`).
 
@@ -218,6 +224,24 @@ class UnmatchedCollector:
             return
         rules = {self.rule_ids[t.ref[0]] for t in targets if t.kind == "sig"}
         _add(self.groups, line.number, lvl, line.text, rules)
+
+    def join(self, later: UnmatchedCollector) -> bool:
+        """Take in the groups of the input right after this one (a byte range), as one collector
+        reading both would have; False, and nothing changed, when that is not sure (`later` hit
+        MAX_TEMPLATES, so it may have dropped lines of a group this one has)."""
+        if len(later.groups) >= MAX_TEMPLATES:
+            return False
+        for key, g in later.groups.items():
+            mine = self.groups.get(key)
+            if mine is None:
+                if len(self.groups) < MAX_TEMPLATES:
+                    self.groups[key] = _copy(g)
+                continue
+            mine.count += g.count
+            mine.last = g.last
+            mine.rules = mine.rules | g.rules
+            mine.examples = (mine.examples + g.examples)[:MAX_EXAMPLES]
+        return True
 
     def templates(self, report: Report, limit: int = 30) -> list[LineTemplate]:
         """Templates not explained by the report's findings."""

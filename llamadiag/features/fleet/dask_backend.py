@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from llamadiag.features.fleet.perlog import remember_knowledge, summarize
+from llamadiag.features.fleet.perlog import remember_knowledge, summarize, summarize_piece, summarize_split
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import Summary, combine
 
@@ -38,6 +38,14 @@ class DaskBackend:
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """The log summarised on a worker."""
         return self.client.submit(summarize, task, rules, pure=False)
+
+    def piece(self, task: LogTask, span: tuple[int, int], rules: tuple[str, ...]) -> Any:
+        """A byte range of a split log scanned on a worker."""
+        return self.client.submit(summarize_piece, task, *span, rules, pure=False)
+
+    def join(self, task: LogTask, rules: tuple[str, ...], pieces: list[Any]) -> Any:
+        """The pieces joined on a worker (the log whole there where they do not join)."""
+        return self.client.submit(summarize_split, task, rules, *pieces, pure=False)
 
     def merge(self, left: Any, right: Any) -> Any:
         """The merge of two futures, on a worker."""

@@ -22,9 +22,18 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from llamadiag import api
-from llamadiag.features.fleet.perlog import remember_knowledge, summarize
-from llamadiag.features.fleet.sources import LogTask
+from llamadiag.features.fleet.perlog import (
+    join_summary,
+    knowledge_for,
+    remember_knowledge,
+    summarize,
+    summarize_piece,
+    summarize_split,
+)
+from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
+
+Span = tuple[int, int]  # a byte range [start, end) of a log
 
 
 class Node(Protocol):
@@ -46,6 +55,14 @@ class Backend(Protocol):
         """A node for one log's summary."""
         ...
 
+    def piece(self, task: LogTask, span: Span, rules: tuple[str, ...]) -> Any:
+        """A node for one byte range of a split log (`perlog.summarize_piece`)."""
+        ...
+
+    def join(self, task: LogTask, rules: tuple[str, ...], pieces: list[Any]) -> Any:
+        """A node for a split log's summary: its pieces joined in order, else the log whole."""
+        ...
+
     def merge(self, left: Any, right: Any) -> Any:
         """A node for the merge of two nodes."""
         ...
@@ -62,14 +79,15 @@ class Backend(Protocol):
 class _Lazy:
     """A node computed in this process the first time its result is asked for."""
 
-    def __init__(self, fn: Callable[..., Summary], *args: Any) -> None:
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
         self._fn, self._args = fn, args
-        self._value: Summary | None = None
+        self._value: Any = None
+        self._done = False
 
-    def result(self) -> Summary:
-        if self._value is None:
+    def result(self) -> Any:
+        if not self._done:
             self._value = self._fn(*(a.result() if hasattr(a, "result") else a for a in self._args))
-            self._args = ()
+            self._args, self._done = (), True
         return self._value
 
 
@@ -83,6 +101,14 @@ class SerialBackend:
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> _Lazy:
         """A log summarised when asked."""
         return _Lazy(summarize, task, rules)
+
+    def piece(self, task: LogTask, span: Span, rules: tuple[str, ...]) -> Any:
+        """A byte range scanned when asked."""
+        return _Lazy(summarize_piece, task, *span, rules)
+
+    def join(self, task: LogTask, rules: tuple[str, ...], pieces: list[Any]) -> Any:
+        """The pieces joined when asked (the log whole where they do not join)."""
+        return _Lazy(summarize_split, task, rules, *pieces)
 
     def merge(self, left: Any, right: Any) -> _Lazy:
         """A merge computed when asked."""
@@ -110,6 +136,19 @@ class PoolBackend(SerialBackend):
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> cf.Future[Summary]:  # type: ignore[override]
         """The log summarised in a pool process."""
         return self.pool.submit(summarize, task, rules)
+
+    def piece(self, task: LogTask, span: Span, rules: tuple[str, ...]) -> Any:
+        """A byte range scanned in a pool process."""
+        return self.pool.submit(summarize_piece, task, *span, rules)
+
+    def join(self, task: LogTask, rules: tuple[str, ...], pieces: list[Any]) -> Any:
+        """The pieces joined here (milliseconds); where they do not join, the log whole in the pool."""
+
+        def joined(*done: Any) -> Summary:
+            summary = join_summary(task, rules, done)
+            return summary if summary is not None else self.pool.submit(summarize, task, rules).result()
+
+        return _Lazy(joined, *pieces)
 
     def as_completed(self, leaves: list[Any]) -> Iterator[Any]:
         """As the pool finishes them."""
@@ -140,17 +179,48 @@ def submission_order(tasks: list[LogTask]) -> list[int]:
     return sorted(range(len(tasks)), key=lambda i: (-(tasks[i].size or 0), i))
 
 
+def plan_splits(
+    tasks: list[LogTask], split_above: int, knowledge: api.Knowledge | None, rules: tuple[str, ...] = ()
+) -> dict[int, list[Span]]:
+    """The byte ranges of each log to split (by task index): a plain local log above
+    `split_above` bytes (0: none) in about `size / split_above` pieces (at least 2), cut where
+    server runs start (`api.plan_pieces`). Logs that cannot be split stay whole."""
+    chosen = [
+        i
+        for i, t in enumerate(tasks)
+        if split_above > 0 and t.member is None and not is_url(t.url) and (t.size or 0) > split_above
+    ]
+    if not chosen:
+        return {}
+    k = knowledge if knowledge is not None else knowledge_for(rules)
+    out = {}
+    for i in chosen:
+        size = tasks[i].size or 0
+        try:
+            spans = api.plan_pieces(tasks[i].url, k, max(2, round(size / split_above)))
+        except Exception:  # unreadable: the whole-log leaf reports it
+            spans = []
+        if spans:
+            out[i] = spans
+    return out
+
+
 def run(
     tasks: list[LogTask],
     backend: Backend,
     rules: tuple[str, ...] = (),
     progress: Progress | None = None,
     knowledge: api.Knowledge | None = None,
+    split_above: int = 0,
 ) -> Summary:
     """Summarise every log on the backend and merge the summaries; the same graph on every backend.
 
     `knowledge` (the command's, loaded for `rules`) is handed to the workers first, so that each
     does not load and check the rules again; without it each worker loads them once itself.
+
+    A plain log above `split_above` bytes (0: never) is several leaves, one per byte range
+    (`plan_splits`), and a per-log join of them in order; the join is exact or falls back to the
+    log whole (`perlog.summarize_split`), so the report does not change.
 
     A leaf that fails on the backend itself (a pool process killed by the kernel, a lost Dask
     worker) becomes that log's error; the merge tree is then skipped and the leaves merged here,
@@ -158,21 +228,42 @@ def run(
     progress = progress or Progress()
     if knowledge is not None and tasks:
         backend.share_knowledge(rules, knowledge)
-    submitted = {i: backend.leaf(tasks[i], rules) for i in submission_order(tasks)}
-    leaves = [submitted[i] for i in range(len(tasks))]  # the merge tree in task order, as before
-    task_of = {id(leaf): t for leaf, t in zip(leaves, tasks, strict=True)}
-    root = build_tree(leaves, backend.merge)
+    splits = plan_splits(tasks, split_above, knowledge, rules)
+    units: list[tuple[int, Span | None]] = []
+    for i in range(len(tasks)):
+        units += [(i, span) for span in splits[i]] if i in splits else [(i, None)]
+
+    def size(unit: tuple[int, Span | None]) -> int:
+        i, span = unit
+        return span[1] - span[0] if span is not None else tasks[i].size or 0
+
+    # biggest first (a big log's pieces among the others by their own size), then in task order
+    submitted = {
+        u: backend.leaf(tasks[u[0]], rules) if u[1] is None else backend.piece(tasks[u[0]], u[1], rules)
+        for u in sorted(units, key=lambda u: (-size(u), u[0]))
+    }
+    leaves = [submitted[u] for u in units]  # in task order, a split log's pieces in file order
+    task_of = {id(leaf): u[0] for leaf, u in zip(leaves, units, strict=True)}
+    log_nodes = [
+        backend.join(tasks[i], rules, [submitted[(i, s)] for s in splits[i]]) if i in splits else submitted[(i, None)]
+        for i in range(len(tasks))
+    ]
+    left = {i: len(splits.get(i, [None])) for i in range(len(tasks))}
+    root = build_tree(log_nodes, backend.merge)  # the merge tree in task order, as before
     done: list[Summary] = []
     for leaf in backend.as_completed(leaves):
-        task = task_of[id(leaf)]
+        i = task_of[id(leaf)]
+        left[i] -= 1
+        if left[i]:
+            continue  # a split log is done with its last piece
         try:
-            summary = backend.result(leaf)
+            summary = backend.result(log_nodes[i])
         except Exception as exc:  # the worker died under this log: the rest goes on
-            summary = Summary((), (LogError(task.name, f"the worker failed: {type(exc).__name__}: {exc}"),), 1)
+            summary = Summary((), (LogError(tasks[i].name, f"the worker failed: {type(exc).__name__}: {exc}"),), 1)
         done.append(summary)
-        progress.on_log(task, summary)
+        progress.on_log(tasks[i], summary)
     if root is None:
         return EMPTY
-    if len(done) == len(leaves) and not any(e.error.startswith("the worker failed:") for s in done for e in s.errors):
+    if len(done) == len(tasks) and not any(e.error.startswith("the worker failed:") for s in done for e in s.errors):
         return backend.result(root)
     return combine_all(done)

@@ -59,6 +59,37 @@ def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
         return _failed(task, f"bad archive: {exc}")
     except Exception as exc:  # a backend's or the engine's error on one log must not stop the fleet
         return _failed(task, f"{type(exc).__name__}: {exc}")
+    return _summary_of(task, diagnosis)
+
+
+def summarize_piece(task: LogTask, start: int, end: int, rules: tuple[str, ...] = ()) -> api.Piece | None:
+    """The byte range [start, end) of a plain log scanned on its own (a split leaf); None when it
+    cannot be read (the log is then diagnosed whole, which says why in its own words)."""
+    try:
+        return api.scan_piece(task.url, start, end, knowledge_for(rules))
+    except Exception:  # any failure: the whole-log fallback reports it as a log that breaks does
+        return None
+
+
+def join_summary(task: LogTask, rules: tuple[str, ...], pieces: tuple[api.Piece | None, ...]) -> Summary | None:
+    """The log's summary from its pieces in order, the same as `summarize` gives; None when a
+    piece failed or an edge does not prove an exact join (then summarise the log whole)."""
+    if any(p is None for p in pieces):
+        return None
+    try:
+        diagnosis = api.join_pieces(task.url, [p for p in pieces if p is not None], knowledge_for(rules))
+    except Exception:  # e.g. the file changed under the reads: the whole scan says what happened
+        return None
+    return None if diagnosis is None else _summary_of(task, diagnosis)
+
+
+def summarize_split(task: LogTask, rules: tuple[str, ...], *pieces: api.Piece | None) -> Summary:
+    """The log's summary from its pieces, or from the whole log where they do not join."""
+    joined = join_summary(task, rules, pieces)
+    return joined if joined is not None else summarize(task, rules)
+
+
+def _summary_of(task: LogTask, diagnosis: api.Diagnosis) -> Summary:
     if diagnosis.input_error and not diagnosis.report.input.get("lines"):
         return _failed(task, diagnosis.input_error)  # nothing was read: no instance to speak of
     summary = from_report(task, diagnosis.report)
