@@ -327,4 +327,3 @@ def _run(
         server_facts=server,
     )
     return Diagnosis(report, read.error, last)
-

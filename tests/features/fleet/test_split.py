@@ -9,6 +9,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,26 @@ def test_a_log_whose_edge_cannot_be_joined_is_scanned_whole(
     assert join_summary(big, (), tuple(summarize_piece(big, s, e) for s, e in spans)) is None
     monkeypatch.setattr(graph.api, "plan_pieces", lambda source, k, pieces: spans)  # planned here, not in workers
     assert _all_ways(fleet_with_big_log, knowledge) == [whole] * (3 if _has_dask() else 2)
+
+
+def test_split_above_option_of_the_command(tmp_path: Path, knowledge: api.Knowledge) -> None:
+    # a crash loop of about 1.1 MB: `--split-above 1` (MB) splits it in two ranges that join
+    crash = tmp_path / "node-1" / "crash.log"
+    crash.parent.mkdir()
+    crash.write_bytes((SAMPLES / "real" / "cuda-oom-ctx-fit-off-lv4.log").read_bytes() * 110)
+    tasks, _ = fleet.expand([str(tmp_path)])
+    (spans,) = graph.plan_splits(tasks, 1 << 20, knowledge).values()
+    assert len(spans) == 2
+    assert join_summary(tasks[0], (), tuple(summarize_piece(tasks[0], s, e) for s, e in spans)) is not None
+
+    def fleet_json(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "llamadiag", "fleet", str(tmp_path), "-f", "json", "--no-progress", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 1, done.stderr  # the out-of-memory failure
+        return done.stdout
+
+    assert fleet_json("-p", "2", "--split-above", "1") == fleet_json("-p", "1", "--split-above", "0")
