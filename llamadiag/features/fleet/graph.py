@@ -2,7 +2,9 @@
 
 One function (`run`) builds the graph for every way of running: a leaf per log
 (`perlog.summarize`) and a balanced tree of `summary.combine` nodes over the leaves in task
-order. The leaves are handed to the backend biggest log first (`submission_order`): a pool or
+order. A plain log above `split_above` bytes is instead a leaf per byte range
+(`perlog.summarize_piece`) and a per-log join of them in order (`perlog.summarize_split`: exact,
+or the log read whole), which takes the log's place in the tree. The leaves are handed to the backend biggest log first (`submission_order`): a pool or
 cluster then ends with the small logs, instead of one worker still busy with a big log while
 the others idle. A `Backend` only says how a node is computed:
 
