@@ -6,7 +6,8 @@ order. A plain log above `split_above` bytes is instead a leaf per byte range
 (`perlog.summarize_piece`) and a per-log join of them in order (`perlog.summarize_split`: exact,
 or the log read whole), which takes the log's place in the tree. The leaves are handed to the
 backend biggest first (`submission_order`; a range by its own size): a pool or cluster then ends
-with the small logs, instead of one worker still busy with a big log while the others idle. A `Backend` only says how a node is computed:
+with the small logs, instead of one worker still busy with a big log while the others idle.
+A `Backend` only says how a node is computed:
 
 - `SerialBackend`: in this process, one log after the other (`--processes 1`);
 - `PoolBackend`: a local process pool (the embedded default, no extra dependency); the merges
