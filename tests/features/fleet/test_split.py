@@ -124,3 +124,17 @@ def test_split_above_option_of_the_command(tmp_path: Path, knowledge: api.Knowle
         return done.stdout
 
     assert fleet_json("-p", "2", "--split-above", "1") == fleet_json("-p", "1", "--split-above", "0")
+
+
+def test_ranges_over_the_template_cap_are_not_joined(
+    fleet_with_big_log: Path, knowledge: api.Knowledge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a range that hit the cap of unmatched templates may have dropped lines of a group that the
+    # ranges before it hold: its join is refused and the log read whole, the same report again
+    monkeypatch.setattr("llamadiag.engine.unmatched.MAX_TEMPLATES", 3)
+    whole = _json(fleet_with_big_log, fleet.SerialBackend(), knowledge, 0)
+    big = _big_task(fleet_with_big_log)
+    tasks, _ = fleet.expand([str(fleet_with_big_log)])
+    (spans,) = graph.plan_splits(tasks, SPLIT_ABOVE, knowledge).values()
+    assert join_summary(big, (), tuple(summarize_piece(big, s, e) for s, e in spans)) is None
+    assert _json(fleet_with_big_log, fleet.SerialBackend(), knowledge, SPLIT_ABOVE) == whole
