@@ -80,7 +80,9 @@ def fleet(
             _backend(processes, workers, scheduler) as (backend, dashboard),
             _progress(len(tasks), show_progress, dashboard) as progress,
         ):
-            summary = fl.run(tasks, backend, rule_dirs, progress, knowledge=k, split_above=split_above << 20)
+            # in one process a split log is only read in more pieces: nothing to gain
+            split = 0 if type(backend) is fl.SerialBackend else split_above << 20
+            summary = fl.run(tasks, backend, rule_dirs, progress, knowledge=k, split_above=split)
     except RuntimeError as exc:
         raise fail(str(exc)) from exc
     report = fl.build_report(summary, k)
