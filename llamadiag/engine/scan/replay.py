@@ -18,7 +18,11 @@ What makes a skip exact (every condition is checked; any doubt reads the runs as
   last one, W, is read as usual: it ends the last skipped run the way the next run ended C);
 - lines "repeat" when their bytes are equal, or when they peel to the same entry (text,
   level, tag, instance, wrappers ...) and hold the same literals, their prefixes differing
-  only in a time stamp; the times then come from the skipped lines themselves.
+  only in a time stamp; the times then come from the skipped lines themselves. A line
+  whose bytes differ from the template's only in digits of its llama prefix's time stamp
+  (same length, same shape) is known to peel alike without peeling it (`Stamp`,
+  `_only_time`): the patterns that read the prefix treat all digits alike (`digit_blind`)
+  and the rule literals that hold a digit are looked for in it.
 
 The skipped runs' summary is merged right after X's own (`fold`), so the order of runs and
 every count, line and example is what reading them would give.
@@ -125,6 +129,8 @@ class Replay:
         self.stop_line = 0
         self.pending: tuple[int, Summary, Folded] | None = None  # (after run, skipped runs, the last of them)
         self.skipped = 0  # runs replayed (for tests and measurements)
+        self._blind: bool | None = None  # the envelope's patterns are digit-blind (found once)
+        self._digits: tuple[bytes, ...] | None = None  # the rule literals that hold a digit
 
     # -- the analyzer's side --------------------------------------------------------------------
     def fold(self, summary: Summary, run: Run, own: Summary) -> Summary:
@@ -357,16 +363,14 @@ class Replay:
                 general = theirs.translate(_ZERO)
                 # a literal with a digit can be in a repeat only where its digits-as-0
                 # form is in the line's (the repeat's is the same)
-                risky = tuple(
-                    (lit, lit in theirs) for lit in self._digit_literals() if lit.translate(_ZERO) in general
-                )
+                risky = tuple((lit, lit in theirs) for lit in self._digit_literals() if lit.translate(_ZERO) in general)
                 return Stamp(start, end, shape, risky)
         return None
 
     def _digit_blind(self) -> bool:
         """Whether every pattern that reads a line before its prefix is dropped (wrappers,
         drops, continuations, llama's prefixes) treats all digits alike (see `digit_blind`)."""
-        blind = getattr(self, "_blind", None)
+        blind = self._blind
         if blind is None:
             env = self.s.a.envelope
             patterns = [env.quick, env.any_wrapper, env.any_drop, env.any_continuation, *env.prefixes]
@@ -376,7 +380,7 @@ class Replay:
     def _digit_literals(self) -> tuple[bytes, ...]:
         """The rule literals that hold a digit (only those can differ between two lines
         that differ only in digits)."""
-        found = getattr(self, "_digits", None)
+        found = self._digits
         if found is None:
             found = self._digits = tuple(
                 b for b in (lit.encode() for lit in self.s.literals) if b.translate(_ZERO) != b
@@ -545,7 +549,8 @@ def _template(c: Folded, lines: int, data: bytes) -> Template:
     timed = all(
         f.seen is not None and f.seen.runs == 1 and not f.seen.last_evidence for f in c.summary.findings.values()
     )
-    return Template(c.index, c.first_line, c.last_line, lines, data, c.summary, data.split(b"\n"), {}, {}, evidence, timed)
+    split = data.split(b"\n")
+    return Template(c.index, c.first_line, c.last_line, lines, data, c.summary, split, {}, {}, evidence, timed)
 
 
 def _shifted(t: Template, dr: int, dl: int, times: dict[int, float | None] | None) -> Summary:
