@@ -95,6 +95,19 @@ class Stamp:
     literals: tuple[tuple[bytes, bool], ...]
 
 
+@dataclass(frozen=True)
+class Whole:
+    """The cheap comparison of a whole run (see `Stamp`) as a few operations on its bytes:
+    `zero` the template with every digit as 0, `number` its bytes as one integer, `outside`
+    a mask of the bytes outside every time stamp, `literals` the lines whose digit literals
+    must be looked for (offsets in the run, and each literal with whether the template's has it)."""
+
+    zero: bytes
+    number: int
+    outside: int
+    literals: tuple[tuple[int, int, tuple[tuple[bytes, bool], ...]], ...]
+
+
 @dataclass
 class Template:
     """The run whose summary skipped runs replay, and its lines."""
@@ -110,6 +123,7 @@ class Template:
     stamps: dict[int, Stamp | None]  # per line: where its time stamp is, for the cheap comparison
     evidence: frozenset[int]  # line numbers (of the template) whose time the summary shows
     timed: bool  # the summary's times are those of its evidence lines: they can be re-read
+    whole: Whole | None = None  # the cheap comparison of a whole run, once made
 
 
 class Replay:
@@ -309,6 +323,9 @@ class Replay:
             return at + len(t.data)
         if not t.timed:
             return None
+        # as long as the template and its digits where the template's are: the same lines
+        if self._only_times(t, block[at : at + len(t.data)]):
+            return at + len(t.data)
         end = _forward(block, at, t.lines)
         return end if end is not None and end - at <= MAX_PERIOD and self._repeats(t, block[at:end]) else None
 
@@ -319,6 +336,8 @@ class Replay:
             return True
         if not t.timed:
             return False
+        if self._only_times(t, data):
+            return True
         lines = data.split(b"\n")
         if len(lines) != len(t.split):
             return False
@@ -342,6 +361,36 @@ class Replay:
             if _ids(engine, mine) != peeled[2]:
                 return False
         return True
+
+    def _only_times(self, t: Template, data: bytes) -> bool:
+        """`_only_time` for every line of a run at once: its bytes the template's but for
+        digits inside the time stamps, and the digit literals where the template has them."""
+        if len(data) != len(t.data):
+            return False
+        whole = t.whole
+        if whole is None:
+            whole = t.whole = self._whole(t)
+        if data.translate(_ZERO) != whole.zero:
+            return False
+        if (int.from_bytes(data, "big") ^ whole.number) & whole.outside:
+            return False
+        return all((lit in data[a:b]) == there for a, b, lits in whole.literals for lit, there in lits)
+
+    def _whole(self, t: Template) -> Whole:
+        """The template's `Whole`: every line's `Stamp` (a line without one must be unchanged)."""
+        outside = bytearray(b"\xff" * len(t.data))
+        literals = []
+        at = 0
+        for i, theirs in enumerate(t.split):
+            stamp = t.stamps[i] if i in t.stamps else t.stamps.setdefault(i, self._stamp(theirs))
+            if stamp is not None:
+                outside[at + stamp.start : at + stamp.end] = bytes(stamp.end - stamp.start)
+                if stamp.literals:
+                    literals.append((at, at + len(theirs), stamp.literals))
+            at += len(theirs) + 1
+        return Whole(
+            t.data.translate(_ZERO), int.from_bytes(t.data, "big"), int.from_bytes(outside, "big"), tuple(literals)
+        )
 
     def _stamp(self, theirs: bytes) -> Stamp | None:
         """Where the time stamp of a template line lies, when a repeat of the line that
