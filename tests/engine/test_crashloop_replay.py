@@ -18,6 +18,7 @@ import pytest
 
 from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.scan.multimatch import hyperscan_available
+from llamadiag.engine.scan.replay import _only_time
 from llamadiag.source.blocks import read_byte_blocks
 from llamadiag.source.reader import ReadReport
 from tests.paths import SAMPLES
@@ -41,17 +42,22 @@ def _report(knowledge, path: Path, engine: str, replay: bool, block: int) -> tup
     return report.model_dump_json(exclude={"rules_version"}), analyzer.scanner.replay.skipped
 
 
-def _later(text: str, run: int) -> str:
-    """llama's own time stamps `run` milliseconds (and a bit) later: a restart is never timed alike."""
+def _shift(text: str, micros: int) -> str:
+    """llama's own time stamps `micros` microseconds later."""
 
     def shift(m: re.Match[str]) -> str:
         mi, s, ms, us = (int(g) for g in m.groups())
-        total = ((mi * 60 + s) * 1000 + ms) * 1000 + us + run * 1013
+        total = ((mi * 60 + s) * 1000 + ms) * 1000 + us + micros
         us, total = total % 1000, total // 1000
         ms, total = total % 1000, total // 1000
         return f"{total // 60}.{total % 60:02d}.{ms:03d}.{us:03d} "
 
     return LLAMA_TIME.sub(shift, text)
+
+
+def _later(text: str, run: int) -> str:
+    """llama's own time stamps `run` milliseconds (and a bit) later: a restart is never timed alike."""
+    return _shift(text, run * 1013)
 
 
 def _journald(text: str, run: int) -> str:
@@ -142,3 +148,79 @@ def test_sample_logs_same_with_and_without_replay(knowledge, engine: str) -> Non
         read, _ = _report(knowledge, path, engine, False, 1 << 20)
         replayed, _ = _report(knowledge, path, engine, True, 1 << 20)
         assert replayed == read, path.name
+
+
+def _n_ctx(odd_run: int) -> Callable[[str, int], str]:
+    """Later times each restart, and one restart (`odd_run`) with another n_ctx of as many
+    digits (the user edited the config): its lines differ from the others' outside the time
+    stamps only in digits (n_ctx, the size it tried to allocate)."""
+
+    def vary(text: str, run: int) -> str:
+        text = _later(text, run)
+        if run != odd_run:
+            return text
+        for old, new in (
+            ("400000000", "300000000"),
+            ("390625.00 MiB", "292968.75 MiB"),
+            ("409600000000", "307200000000"),
+        ):
+            assert old in text
+            text = text.replace(old, new)
+        return text
+
+    return vary
+
+
+def _rollover(text: str, run: int) -> str:
+    """llama's time stamps 9 min 59.9 s later, plus 1.013 ms per restart: runs 85 to 98
+    cross 9.59.999 into 10.00.000, where a stamp grows by one digit."""
+    return _shift(text, 599_900_000 + run * 1013)
+
+
+EDGE_LOOPS = {
+    # a restart whose lines differ from the template's in a digit outside the time stamp
+    "oom-one-restart-other-n-ctx": (REAL / "cuda-oom-ctx-fit-off-lv4.log", 40, _n_ctx(20)),
+    # time stamps that grow a digit (9.59.999 -> 10.00.000) in the middle of the loop
+    "file-missing-minute-rollover": (REAL / "model-file-missing.log", 120, _rollover),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(EDGE_LOOPS))
+def test_restarts_differing_in_more_than_time_replayed_as_read(
+    knowledge, tmp_path: Path, name: str, engine: str
+) -> None:
+    """A restart that differs from the template in a digit outside its time stamps is read
+    (its n_ctx is a fact of its own); a stamp that grows a digit is compared in full."""
+    source, runs, vary = EDGE_LOOPS[name]
+    path = _loop(tmp_path, name, source, runs, vary)
+    read, _ = _report(knowledge, path, engine, False, 1 << 20)
+    replayed, skipped = _report(knowledge, path, engine, True, 1 << 20)
+    assert replayed == read, name
+    assert skipped > 0, name
+
+
+def test_only_time_digits_make_a_cheap_repeat(knowledge, tmp_path: Path) -> None:
+    """The cheap comparison takes a template line with other digits in its time stamp, and
+    leaves to the full comparison a line with another digit outside it or a longer stamp."""
+    path = _loop(tmp_path, "loop", REAL / "cuda-oom-ctx-fit-off-lv4.log", 6, _later)
+    analyzer = Analyzer(knowledge, engine="stdlib")
+    analyzer.scanner.bulk_from = 0
+    analyzer.feed_bytes(path.read_bytes())
+    replay = analyzer.scanner.replay
+    template = replay.template
+    assert template is not None and template.timed
+    (i, theirs) = next((i, x) for i, x in enumerate(template.split) if b"n_ctx                 = 400000000" in x)
+    stamp = replay._stamp(theirs)
+    assert stamp is not None and theirs[stamp.start : stamp.end] == theirs.split(b" ")[0]
+    later = _later(theirs.decode(), 7).encode()
+    assert later != theirs and _only_time(stamp, later, theirs)
+    assert not _only_time(stamp, later.replace(b"400000000", b"500000000"), theirs)
+    longer = _shift(theirs.decode(), 600_000_000).encode()  # 10.00.309.871: one digit more
+    assert not _only_time(stamp, longer, theirs)
+    assert not _only_time(stamp, theirs.replace(b".", b":", 1), theirs)  # not a time any more
+    lines = list(template.split)
+    lines[i] = longer
+    assert replay._repeats(template, b"\n".join(lines))  # the full comparison: the same entry
+    lines[i] = later.replace(b"400000000", b"500000000")
+    assert not replay._repeats(template, b"\n".join(lines))

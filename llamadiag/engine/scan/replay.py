@@ -18,7 +18,11 @@ What makes a skip exact (every condition is checked; any doubt reads the runs as
   last one, W, is read as usual: it ends the last skipped run the way the next run ended C);
 - lines "repeat" when their bytes are equal, or when they peel to the same entry (text,
   level, tag, instance, wrappers ...) and hold the same literals, their prefixes differing
-  only in a time stamp; the times then come from the skipped lines themselves.
+  only in a time stamp; the times then come from the skipped lines themselves. A line
+  whose bytes differ from the template's only in digits of its llama prefix's time stamp
+  (same length, same shape) is known to peel alike without peeling it (`Stamp`,
+  `_only_time`): the patterns that read the prefix treat all digits alike (`digit_blind`)
+  and the rule literals that hold a digit are looked for in it.
 
 The skipped runs' summary is merged right after X's own (`fold`), so the order of runs and
 every count, line and example is what reading them would give.
@@ -27,6 +31,7 @@ every count, line and example is what reading them would give.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -62,6 +67,7 @@ class ReplayScanner(Protocol):
 
     a: ScanHost
     engine: Engine
+    literals: list[str]
     shortcuts: bool
 
 
@@ -76,6 +82,32 @@ class Folded:
     verified: bool = False
 
 
+@dataclass(frozen=True)
+class Stamp:
+    """Where a template line's time stamp (llama's own prefix) lies, and what a repeat may
+    change: only digits inside [start, end), the other bytes of the line kept. `shape` is the
+    stamp with every digit as 0; `literals` the rule literals holding a digit that could be
+    in such a repeat (each must be there exactly when it is in the template line)."""
+
+    start: int
+    end: int
+    shape: bytes
+    literals: tuple[tuple[bytes, bool], ...]
+
+
+@dataclass(frozen=True)
+class Whole:
+    """The cheap comparison of a whole run (see `Stamp`) as a few operations on its bytes:
+    `zero` the template with every digit as 0, `number` its bytes as one integer, `outside`
+    a mask of the bytes outside every time stamp, `literals` the lines whose digit literals
+    must be looked for (offsets in the run, and each literal with whether the template's has it)."""
+
+    zero: bytes
+    number: int
+    outside: int
+    literals: tuple[tuple[int, int, tuple[tuple[bytes, bool], ...]], ...]
+
+
 @dataclass
 class Template:
     """The run whose summary skipped runs replay, and its lines."""
@@ -88,8 +120,10 @@ class Template:
     summary: Summary
     split: list[bytes]
     peeled: dict[int, Any]
+    stamps: dict[int, Stamp | None]  # per line: where its time stamp is, for the cheap comparison
     evidence: frozenset[int]  # line numbers (of the template) whose time the summary shows
     timed: bool  # the summary's times are those of its evidence lines: they can be re-read
+    whole: Whole | None = None  # the cheap comparison of a whole run, once made
 
 
 class Replay:
@@ -109,6 +143,8 @@ class Replay:
         self.stop_line = 0
         self.pending: tuple[int, Summary, Folded] | None = None  # (after run, skipped runs, the last of them)
         self.skipped = 0  # runs replayed (for tests and measurements)
+        self._blind: bool | None = None  # the envelope's patterns are digit-blind (found once)
+        self._digits: tuple[bytes, ...] | None = None  # the rule literals that hold a digit
 
     # -- the analyzer's side --------------------------------------------------------------------
     def fold(self, summary: Summary, run: Run, own: Summary) -> Summary:
@@ -287,6 +323,9 @@ class Replay:
             return at + len(t.data)
         if not t.timed:
             return None
+        # as long as the template and its digits where the template's are: the same lines
+        if self._only_times(t, block[at : at + len(t.data)]):
+            return at + len(t.data)
         end = _forward(block, at, t.lines)
         return end if end is not None and end - at <= MAX_PERIOD and self._repeats(t, block[at:end]) else None
 
@@ -297,12 +336,18 @@ class Replay:
             return True
         if not t.timed:
             return False
+        if self._only_times(t, data):
+            return True
         lines = data.split(b"\n")
         if len(lines) != len(t.split):
             return False
         engine = self.s.engine
+        stamps = t.stamps
         for i, (mine, theirs) in enumerate(zip(lines, t.split, strict=True)):
             if mine == theirs:
+                continue
+            stamp = stamps[i] if i in stamps else stamps.setdefault(i, self._stamp(theirs))
+            if stamp is not None and _only_time(stamp, mine, theirs):
                 continue
             peeled = t.peeled.get(i)
             if peeled is None:
@@ -316,6 +361,80 @@ class Replay:
             if _ids(engine, mine) != peeled[2]:
                 return False
         return True
+
+    def _only_times(self, t: Template, data: bytes) -> bool:
+        """`_only_time` for every line of a run at once: its bytes the template's but for
+        digits inside the time stamps, and the digit literals where the template has them."""
+        if len(data) != len(t.data):
+            return False
+        whole = t.whole
+        if whole is None:
+            whole = t.whole = self._whole(t)
+        if data.translate(_ZERO) != whole.zero:
+            return False
+        if (int.from_bytes(data, "big") ^ whole.number) & whole.outside:
+            return False
+        return all((lit in data[a:b]) == there for a, b, lits in whole.literals for lit, there in lits)
+
+    def _whole(self, t: Template) -> Whole:
+        """The template's `Whole`: every line's `Stamp` (a line without one must be unchanged)."""
+        outside = bytearray(b"\xff" * len(t.data))
+        literals = []
+        at = 0
+        for i, theirs in enumerate(t.split):
+            stamp = t.stamps[i] if i in t.stamps else t.stamps.setdefault(i, self._stamp(theirs))
+            if stamp is not None:
+                outside[at + stamp.start : at + stamp.end] = bytes(stamp.end - stamp.start)
+                if stamp.literals:
+                    literals.append((at, at + len(theirs), stamp.literals))
+            at += len(theirs) + 1
+        return Whole(
+            t.data.translate(_ZERO), int.from_bytes(t.data, "big"), int.from_bytes(outside, "big"), tuple(literals)
+        )
+
+    def _stamp(self, theirs: bytes) -> Stamp | None:
+        """Where the time stamp of a template line lies, when a repeat of the line that
+        changes only digits inside it is known to peel to the same entry but for its time:
+        an ASCII line peeled by llama's prefix alone (see `_quick`) whose `time` group is
+        the stamp, with every pattern that reads it blind to which digit a digit is."""
+        if not self._digit_blind() or not theirs.isascii():
+            return None
+        text = theirs.decode("ascii")
+        if self._quick(theirs) is None:
+            return None
+        for prefix in self.s.a.envelope.prefixes:  # the one `_quick` read
+            m = prefix.match(text)
+            if m:
+                if m.groupdict().get("time") is None:
+                    return None
+                start, end = m.span("time")
+                shape = theirs[start:end].translate(_ZERO)
+                general = theirs.translate(_ZERO)
+                # a literal with a digit can be in a repeat only where its digits-as-0
+                # form is in the line's (the repeat's is the same)
+                risky = tuple((lit, lit in theirs) for lit in self._digit_literals() if lit.translate(_ZERO) in general)
+                return Stamp(start, end, shape, risky)
+        return None
+
+    def _digit_blind(self) -> bool:
+        """Whether every pattern that reads a line before its prefix is dropped (wrappers,
+        drops, continuations, llama's prefixes) treats all digits alike (see `digit_blind`)."""
+        blind = self._blind
+        if blind is None:
+            env = self.s.a.envelope
+            patterns = [env.quick, env.any_wrapper, env.any_drop, env.any_continuation, *env.prefixes]
+            blind = self._blind = all(digit_blind(str(p.pattern)) for p in patterns)
+        return blind
+
+    def _digit_literals(self) -> tuple[bytes, ...]:
+        """The rule literals that hold a digit (only those can differ between two lines
+        that differ only in digits)."""
+        found = self._digits
+        if found is None:
+            found = self._digits = tuple(
+                b for b in (lit.encode() for lit in self.s.literals) if b.translate(_ZERO) != b
+            )
+        return found
 
     def _quick(self, raw: bytes) -> tuple[str, str | None] | None:
         """A line with no wrapper, not dropped, not a continuation and no control character
@@ -378,6 +497,77 @@ class Replay:
         )
 
 
+_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _only_time(stamp: Stamp, mine: bytes, theirs: bytes) -> bool:
+    """Whether `mine` is the template line `theirs` with only digits of its time stamp
+    changed, and holds the same literals: then it peels to the same entry but its time."""
+    start, end = stamp.start, stamp.end
+    if len(mine) != len(theirs) or mine[:start] != theirs[:start] or mine[end:] != theirs[end:]:
+        return False
+    if mine[start:end].translate(_ZERO) != stamp.shape:
+        return False
+    return all((lit in mine) == there for lit, there in stamp.literals)
+
+
+_QUANTIFIER = re.compile(r"\{\d*(?:,\d*)?\}")
+_DIGITS = frozenset("0123456789")
+_CLASS_ESCAPE = re.compile(r"\\[dDwWsS]|\\[^0-9A-Za-z]")  # in a class: all ten digits or none
+
+
+def digit_blind(source: str) -> bool:
+    """Whether a pattern matches a text the same way (same groups' spans) whatever digits
+    stand where the text has digits: no digit in it but in counted repeats (`{3}`) and in a
+    class's whole `0-9` range, and no back-reference, recursion by number or conditional.
+    Any other construct that matches a digit (\\d, \\w, ., a class without a digit) holds all ten or
+    none. Conservative: a pattern it cannot read this way is not blind."""
+    i, n = 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == "\\":
+            if i + 1 >= n or source[i + 1] in _DIGITS or source[i + 1] in "gkxuUNopP":
+                return False  # back-references, codes, properties: not read here
+            i += 2
+        elif c == "[":
+            end = _class_end(source, i)
+            if end is None:
+                return False
+            body = _CLASS_ESCAPE.sub("", source[i + 1 : end]).replace("0-9", "")
+            if "\\" in body or any(ch in _DIGITS for ch in body):
+                return False
+            i = end + 1
+        elif c == "{":
+            m = _QUANTIFIER.match(source, i)
+            if m is None or i == 0 or source[i - 1] in "(|":
+                return False
+            i = m.end()
+        elif c in _DIGITS or source.startswith(("(?P=", "(?(", "(?P>"), i):
+            return False
+        else:
+            i += 1
+    return True
+
+
+def _class_end(source: str, start: int) -> int | None:
+    """The offset of the `]` closing the class opened at `start`, None if unsure."""
+    i = start + 1
+    if source[i : i + 1] == "^":
+        i += 1
+    if source[i : i + 1] == "]":
+        i += 1
+    while i < len(source):
+        if source[i] == "\\":
+            i += 2
+            continue
+        if source[i] == "[":
+            return None  # nested sets (the regex module): not read here
+        if source[i] == "]":
+            return i
+        i += 1
+    return None
+
+
 def _offset(block: bytes, pos: int, number: int, line: int) -> int | None:
     """Where line `line` begins in the block, from `pos` (where line `number + 1` begins); None
     when it began in an earlier block."""
@@ -408,7 +598,8 @@ def _template(c: Folded, lines: int, data: bytes) -> Template:
     timed = all(
         f.seen is not None and f.seen.runs == 1 and not f.seen.last_evidence for f in c.summary.findings.values()
     )
-    return Template(c.index, c.first_line, c.last_line, lines, data, c.summary, data.split(b"\n"), {}, evidence, timed)
+    split = data.split(b"\n")
+    return Template(c.index, c.first_line, c.last_line, lines, data, c.summary, split, {}, {}, evidence, timed)
 
 
 def _shifted(t: Template, dr: int, dl: int, times: dict[int, float | None] | None) -> Summary:
