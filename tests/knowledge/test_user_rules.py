@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from tests.paths import RULES
+from tests.paths import DATA, RULES
 
 SEED = RULES / "speculative" / "spec-vision-draft-position-gap.yaml"
 SNIPPET = "E srv        decode: failed to process speculative batch\n"
@@ -44,24 +44,8 @@ def test_xdg_rule_overrides_shipped_rule_by_id(tmp_path: Path) -> None:
 def test_extra_rule_folder_adds_a_rule(tmp_path: Path) -> None:
     folder = tmp_path / "mine" / "server"
     folder.mkdir(parents=True)
-    (folder / "site-gpu-fell-off.yaml").write_text("""\
-id: site-gpu-fell-off
-title: Our GPU fell off the bus
-category: server
-severity: critical
-summary: The kernel reports the GPU gone.
-signatures:
-  - name: xid
-    entries: [{regex: 'NVRM: Xid \\(PCI:(?P<pci>[0-9a-f:.]+)\\): 79', literal: 'NVRM: Xid'}]
-versions: {fixed_in: null, fix_note: hardware}
-diagnosis: GPU {pci} fell off the bus.
-root_cause: Power or PCIe trouble.
-remediation: [{text: Reseat the card.}]
-verification: {steps: [No Xid 79 after a day.], checks: [{kind: signature_absent, text: gone}]}
-examples:
-  - {name: pos, expect: likely, log: "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\\n"}
-  - {name: neg, expect: none, log: "srv  update_slots: all slots are idle\\n"}
-""")
+    (folder / "site-gpu-fell-off.yaml").write_text((DATA / "site-gpu-fell-off.yaml").read_text())
+
     log = tmp_path / "k.log"
     log.write_text("Nov 28 10:11:12 gpu1 kernel: NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\n")
     out = run("explain", str(log), "--rules", str(tmp_path / "mine"), "--format", "json")

@@ -13,6 +13,7 @@ import pytest
 from llamadiag import api
 from llamadiag.features import fleet
 from llamadiag.features.fleet.report import FleetReport
+from tests.paths import DATA
 
 
 def report_of(sources: list[str], backend: fleet.Backend) -> FleetReport:
@@ -181,24 +182,6 @@ def test_the_biggest_logs_are_handed_out_first_and_the_report_is_unchanged(
     assert report.model_dump_json() == serial.model_dump_json()
 
 
-SITE_RULE = """\
-id: site-gpu-fell-off
-title: Our GPU fell off the bus
-category: server
-severity: critical
-summary: The kernel reports the GPU gone.
-signatures:
-  - name: xid
-    entries: [{regex: 'NVRM: Xid \\(PCI:(?P<pci>[0-9a-f:.]+)\\): 79', literal: 'NVRM: Xid'}]
-versions: {fixed_in: null, fix_note: hardware}
-diagnosis: GPU {pci} fell off the bus.
-root_cause: Power or PCIe trouble.
-remediation: [{text: Reseat the card.}]
-verification: {steps: [No Xid 79 after a day.], checks: [{kind: signature_absent, text: gone}]}
-examples:
-  - {name: pos, expect: likely, log: "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.\\n"}
-  - {name: neg, expect: none, log: "srv  update_slots: all slots are idle\\n"}
-"""
 
 
 @pytest.mark.parametrize("how", ["pool", "dask"])
@@ -207,7 +190,7 @@ def test_workers_use_the_commands_knowledge_without_seeing_its_rules_folder(tmp_
     # read it, yet they diagnose with it, because the command hands them its knowledge
     folder = tmp_path / "site-rules" / "server"
     folder.mkdir(parents=True)
-    (folder / "site-gpu-fell-off.yaml").write_text(SITE_RULE)
+    (folder / "site-gpu-fell-off.yaml").write_text((DATA / "site-gpu-fell-off.yaml").read_text())
     logs = tmp_path / "logs"
     logs.mkdir()
     (logs / "gpu-7.log").write_text(
