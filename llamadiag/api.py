@@ -158,13 +158,13 @@ def _diagnose_split(
     """`diagnose` on byte ranges in several processes; None when the file is not split."""
     from llamadiag.engine import ranges
     from llamadiag.engine.analyze import report_of
-    from llamadiag.source.ranges import merge_reads, read_range, splittable_size, window
+    from llamadiag.source.ranges import merge_reads, read_range, splittable_size
 
     size = splittable_size(source)
     if size is None or size < max(SPLIT_MIN_BYTES, 1):
         return None
-    spans = ranges.plan(k, size, pieces or jobs, lambda offset, limit: window(source, offset, limit))
-    if len(spans) < 2:
+    spans = plan_pieces(source, k, pieces or jobs)
+    if not spans:
         return None
     options = ranges.ScanOptions(cmdline, version_text, build)
     scan = ranges.scan_ranges(k, source, spans, read_range, options, jobs, on_block)
