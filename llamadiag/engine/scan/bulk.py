@@ -461,9 +461,8 @@ class BulkPath:
                 foreign, cont = self.shape_sources(allowed)
                 if self.hyperscan:  # no lookarounds in Hyperscan: its hits are checked as peeling does
                     shapes = (HyperscanStops.shape_database(foreign, cont), peeled_shape(self.envelope, allowed))
-                else:  # lines starting with any wrapper, drop or JSON, then checked as peeling does
-                    peeled = peeled_shape(self.envelope, allowed)
-                    shapes = (LineStarts(any_shape(self.envelope)), LineStarts(cont), peeled)
+                else:  # the foreign pattern's hits, then checked as peeling does
+                    shapes = (LineStarts(foreign), LineStarts(cont), peeled_shape(self.envelope, allowed))
                 self._shape_searches[allowed] = shapes
             if self.hyperscan:
                 found = HyperscanStops(literals, ids, shapes[0], shapes[1], always=self.always)
@@ -546,7 +545,3 @@ def peeled_shape(envelope: Any, allowed: frozenset[str]) -> PeeledShape:
     rest = "|".join([_bare(d) for d in envelope.drop] + [r"\{"])
     return PeeledShape(wrappers, rest, MAX_PEEL)
 
-
-def any_shape(envelope: Any) -> str:
-    """A line that starts with any wrapper, a dropped line or JSON (vouched for or not)."""
-    return "|".join([_bare(w.regex) for w in envelope.wrappers] + [_bare(d) for d in envelope.drop] + [r"\{"])

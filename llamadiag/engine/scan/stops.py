@@ -185,7 +185,7 @@ class StdlibStops:
     ) -> None:
         self.literals = literals
         self.line_ids = LineLiterals(literals, ids)
-        # `foreign` finds the lines that start with any wrapper, drop pattern or JSON; `peeled`
+        # `foreign` finds the lines that may be of an unvouched shape (a superset); `peeled`
         # then decides each as peeling would
         self.shapes = (foreign, continuation)
         self.peeled = peeled
