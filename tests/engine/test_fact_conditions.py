@@ -1,0 +1,84 @@
+"""Conditions that compare a fact with another fact, and `given` for command-line options:
+three-valued like every condition (an unknown side is a question, never a verdict)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from llamadiag.engine.facts import FactValue
+from llamadiag.engine.reasoning import check, expected_text
+from llamadiag.knowledge.rulemodel import Condition
+
+
+def facts(**values: object) -> dict[str, FactValue]:
+    return {name.replace("__", "."): FactValue(v, 1, "log") for name, v in values.items()}
+
+
+def cond(**spec: object) -> Condition:
+    return Condition.model_validate(spec)
+
+
+@pytest.mark.parametrize(
+    ("spec", "known", "expected"),
+    [
+        ({"fact": "n_ctx", "equals_fact": "n_ctx_train"}, {"n_ctx": 131072, "n_ctx_train": 131072}, True),
+        ({"fact": "n_ctx", "equals_fact": "n_ctx_train"}, {"n_ctx": 2048, "n_ctx_train": 4096}, False),
+        ({"fact": "n_ctx", "not_equals_fact": "n_ctx_train"}, {"n_ctx": 2048, "n_ctx_train": 4096}, True),
+        ({"fact": "n_ctx", "at_least_fact": "n_ctx_train"}, {"n_ctx": 8192, "n_ctx_train": 4096}, True),
+        ({"fact": "n_ctx", "at_most_fact": "n_ctx_train"}, {"n_ctx": 8192, "n_ctx_train": 4096}, False),
+        # numbers compare as numbers whatever their type; words case-blind
+        ({"fact": "n_ctx", "equals_fact": "n_ctx_train"}, {"n_ctx": "4096", "n_ctx_train": 4096.0}, True),
+        ({"fact": "cache_type_k", "equals_fact": "cache_type_v"}, {"cache_type_k": "Q8_0", "cache_type_v": "q8_0"}, True),
+    ],
+)
+def test_fact_to_fact_verdicts(spec: dict, known: dict, expected: bool) -> None:
+    used: dict[str, FactValue] = {}
+    assert check(cond(**spec), facts(**known), used) is expected
+    assert set(used) == set(known)  # both sides are shown as the facts the verdict used
+
+
+@pytest.mark.parametrize("known", [{"n_ctx": 4096}, {"n_ctx_train": 4096}, {}])
+def test_an_unknown_side_is_unknown_not_false(known: dict) -> None:
+    for test in ("equals_fact", "not_equals_fact", "at_least_fact", "at_most_fact"):
+        assert check(cond(fact="n_ctx", **{test: "n_ctx_train"}), facts(**known), {}) is None
+
+
+def test_ordering_of_words_is_unknown() -> None:
+    c = cond(fact="cache_type_k", at_least_fact="cache_type_v")
+    assert check(c, facts(cache_type_k="q8_0", cache_type_v="f16"), {}) is None
+
+
+def test_expected_text_shows_the_other_fact_and_its_value() -> None:
+    c = cond(fact="n_ctx", equals_fact="n_ctx_train")
+    assert expected_text(c) == "equals_fact n_ctx_train"
+    assert expected_text(c, facts(n_ctx_train=131072)) == "equals_fact n_ctx_train (131072)"
+
+
+def test_given_needs_a_command_line() -> None:
+    not_given = cond(fact="flag.ctx-size", given=False)
+    assert check(not_given, facts(n_ctx=4096), {}) is None  # no command line: not known
+    assert check(not_given, facts(flag__model="m.gguf"), {}) is True
+    with_c = {"flag.model": FactValue("m.gguf", None, "cmdline"), "flag.ctx-size": FactValue("8192", None, "cmdline")}
+    assert check(not_given, with_c, {}) is False
+    # exists keeps its meaning: no fact, whatever the reason
+    assert check(cond(fact="flag.ctx-size", exists=False), facts(n_ctx=4096), {}) is True
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        ({"fact": "n_ctx", "equals_fact": "n_ctx_train", "at_least": 1}, "one test"),
+        ({"fact": "n_ctx", "equals_fact": "n_ctx"}, "with itself"),
+        ({"fact": "n_ctx", "given": True}, "flag.<name>"),
+        ({"any_of": [{"fact": "n_ctx", "equals": 1}], "equals_fact": "n_ctx_train"}, "any_of"),
+    ],
+)
+def test_the_model_refuses_ill_formed_comparisons(spec: dict, words: str) -> None:
+    with pytest.raises(ValidationError, match=words.replace("<", ".").replace(">", ".")):
+        Condition.model_validate(spec)
+
+
+def test_a_range_stays_one_test() -> None:
+    c = cond(fact="n_ctx", at_least=32768, at_most=1048576)
+    assert check(c, facts(n_ctx=131072), {}) is True
