@@ -6,9 +6,11 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from llamadiag.api import diagnose, diagnose_text
 from llamadiag.engine.facts import FactValue
 from llamadiag.engine.reasoning import check, expected_text
 from llamadiag.knowledge.rulemodel import Condition
+from tests.paths import SAMPLES
 
 
 def facts(**values: object) -> dict[str, FactValue]:
@@ -82,3 +84,45 @@ def test_the_model_refuses_ill_formed_comparisons(spec: dict, words: str) -> Non
 def test_a_range_stays_one_test() -> None:
     c = cond(fact="n_ctx", at_least=32768, at_most=1048576)
     assert check(c, facts(n_ctx=131072), {}) is True
+
+
+# --- end to end: the rule that compares n_ctx with n_ctx_train, on realistic logs -------------
+
+RULE = "context-default-training-size-oom"
+VULKAN_KV = SAMPLES / "memory-vulkan-kv-oom-b8150-windows-msvc.log"  # -c 0 -fit off, n_ctx = n_ctx_train
+VULKAN_CMD = "llama-server.exe -m C:\\models\\Qwen3-8B-Q4_K_M.gguf -ngl 99 -c 0 -fit off"
+
+
+def _verdict(report, rule: str = RULE):
+    finding = next((f for f in report.findings if f.rule_id == rule), None)
+    ruled = next((r for r in report.ruled_out if r.rule_id == rule), None)
+    return finding, ruled
+
+
+def test_context_equal_to_training_context_names_the_default() -> None:
+    finding, _ = _verdict(diagnose(VULKAN_KV, cmdline=VULKAN_CMD).report)
+    assert finding is not None and finding.confidence == "likely"  # partial evidence: never confirmed
+    assert {"n_ctx", "n_ctx_train"} <= set(finding.facts_used)
+    assert "40960 tokens, n_ctx_train = 40960" in finding.diagnosis
+
+
+def test_a_chosen_smaller_context_rules_the_default_out() -> None:
+    text = VULKAN_KV.read_text(encoding="utf-8").replace("n_ctx                 = 40960", "n_ctx                 = 16384")
+    _, ruled = _verdict(diagnose_text(text).report)
+    assert ruled is not None and "equals_fact n_ctx_train (40960)" in ruled.reason
+
+
+def test_an_unprinted_context_is_a_question_not_a_verdict() -> None:
+    text = "\n".join(ln for ln in VULKAN_KV.read_text(encoding="utf-8").splitlines() if "n_ctx " not in ln)
+    finding, ruled = _verdict(diagnose_text(text).report)
+    assert ruled is None and finding is not None
+    assert finding.conditions[0].status == "unknown"
+    assert any("training context" in q for q in finding.questions)
+
+
+def test_real_server_context_set_above_training_is_not_the_default() -> None:
+    # the real llama-server, -c 400000000 on a 4096-token model (tests/realserver/capture.py)
+    report = diagnose(SAMPLES / "real" / "cuda-oom-ctx-fit-off-lv4.log").report
+    finding, ruled = _verdict(report)
+    assert finding is None and ruled is not None
+    assert any(f.rule_id == "cuda-oom-model-load" for f in report.findings)
