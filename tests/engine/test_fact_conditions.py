@@ -31,7 +31,11 @@ def cond(**spec: object) -> Condition:
         ({"fact": "n_ctx", "at_most_fact": "n_ctx_train"}, {"n_ctx": 8192, "n_ctx_train": 4096}, False),
         # numbers compare as numbers whatever their type; words case-blind
         ({"fact": "n_ctx", "equals_fact": "n_ctx_train"}, {"n_ctx": "4096", "n_ctx_train": 4096.0}, True),
-        ({"fact": "cache_type_k", "equals_fact": "cache_type_v"}, {"cache_type_k": "Q8_0", "cache_type_v": "q8_0"}, True),
+        (
+            {"fact": "cache_type_k", "equals_fact": "cache_type_v"},
+            {"cache_type_k": "Q8_0", "cache_type_v": "q8_0"},
+            True,
+        ),
     ],
 )
 def test_fact_to_fact_verdicts(spec: dict, known: dict, expected: bool) -> None:
@@ -107,7 +111,9 @@ def test_context_equal_to_training_context_names_the_default() -> None:
 
 
 def test_a_chosen_smaller_context_rules_the_default_out() -> None:
-    text = VULKAN_KV.read_text(encoding="utf-8").replace("n_ctx                 = 40960", "n_ctx                 = 16384")
+    text = VULKAN_KV.read_text(encoding="utf-8").replace(
+        "n_ctx                 = 40960", "n_ctx                 = 16384"
+    )
     _, ruled = _verdict(diagnose_text(text).report)
     assert ruled is not None and "equals_fact n_ctx_train (40960)" in ruled.reason
 
@@ -126,3 +132,13 @@ def test_real_server_context_set_above_training_is_not_the_default() -> None:
     finding, ruled = _verdict(report)
     assert finding is None and ruled is not None
     assert any(f.rule_id == "cuda-oom-model-load" for f in report.findings)
+
+
+def test_c_0_on_the_command_line_is_no_context_size() -> None:
+    # a 2026 default-verbosity log prints neither n_ctx nor n_ctx_train; -c 0 must not become
+    # "n_ctx = 0" (which would rule the rule out), it leaves the size unknown
+    text = "\n".join(ln for ln in VULKAN_KV.read_text(encoding="utf-8").splitlines() if "n_ctx" not in ln)
+    report = diagnose_text(text, cmdline=VULKAN_CMD).report
+    finding, ruled = _verdict(report)
+    assert ruled is None and finding is not None and finding.confidence == "likely"
+    assert "n_ctx" not in finding.facts_used
