@@ -142,3 +142,15 @@ def test_c_0_on_the_command_line_is_no_context_size() -> None:
     finding, ruled = _verdict(report)
     assert ruled is None and finding is not None and finding.confidence == "likely"
     assert "n_ctx" not in finding.facts_used
+
+
+@pytest.mark.parametrize(
+    ("log", "same"),
+    [("seed-mtp-image-lv4.log", True), ("healthy-lv4.log", False), ("healthy-default.log", None)],
+)
+def test_real_server_facts_compare(log: str, same: bool | None) -> None:
+    # the real llama-server (b11312) at -lv 4 prints both sides (default -c: 4096 = 4096; -c 2048);
+    # at default verbosity it prints neither, and the comparison stays unknown
+    run = diagnose(SAMPLES / "real" / log).report.runs[0]
+    known = {k: FactValue(v, None, "log") for k, v in run.facts.items()}
+    assert check(cond(fact="n_ctx", equals_fact="n_ctx_train"), known, {}) is same
