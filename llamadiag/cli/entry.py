@@ -1,13 +1,14 @@
 """The console script's entry: `llamadiag explain LOG... [options]` runs without the typer
-application, whose import and option parsing took ~100 ms of a small log's start-up (typer builds
-a pydantic adapter per option); every other call goes to the application.
+application, whose import and option parsing took ~40-65 ms CPU of a small log's start-up (typer
+builds a pydantic adapter per option; docs/performance.md); every other call goes to the application.
 
 The lean path takes only what it fully understands: the command `explain`, log names, and
 options it converts exactly as the application does (a choice given by its value, a build
 number, a job count, a path, a flag). Anything else — another command, `--help`, `--`, an
-unknown or malformed option, a value that starts with `-`, a value it would refuse, `--server`
-and `--version-text` (they reach the network or read a file), a config file, a notice to show
-before the command, shell completion — is handed to the application, which parses it again and
+unknown or malformed option, an empty value or one that starts with `-`, a value it would refuse,
+`--server`, `--api-key`, `--allow-remote` and `--version-text` (they reach the network or read a
+file), a config file, a notice to show before the command, shell completion, Windows (where the
+application expands wildcards) — is handed to the application, which parses it again and
 says what is wrong in its own words. Both run `explain_run.run_explain`, so the output and the
 exit status are the same (tests/cli/test_entry.py).
 """
@@ -89,8 +90,8 @@ def _parse(args: Sequence[str]) -> tuple[list[str], dict[str, object]] | None:
                 value_text = rest.pop(0)
             else:
                 raise _Unsure  # no value, or one click might read as an option
-            if value_text.startswith("-") and value_text != "-":
-                raise _Unsure
+            if not value_text or (value_text.startswith("-") and value_text != "-"):
+                raise _Unsure  # an empty value, or one that looks like an option
             field = _VALUES[name]
             if field == "rules":
                 rules = given.setdefault("rules", [])
@@ -132,9 +133,9 @@ def _options(given: dict[str, object]) -> ExplainOptions | None:
 
 def _plain_start() -> bool:
     """Whether nothing the application does before a command applies: no shell completion, no
-    config file, no notice on stderr."""
-    if any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
-        return False
+    config file, no notice on stderr, no wildcard to expand."""
+    if os.name == "nt" or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+        return False  # Windows: the application expands wildcards in the arguments itself
     from llamadiag.cli.common import pending_notices
     from llamadiag.cli.config import ConfigError, find
 

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from llamadiag.cli import app
-from llamadiag.cli.entry import lean_explain, main
+from llamadiag.cli.entry import _plain_start, lean_explain, main
+from llamadiag.knowledge.files import builtin_rules_dir, rule_files_in
 
 ROOT = Path(__file__).resolve().parents[2]
 LOGS = sorted(p for p in (ROOT / "sample_logs").glob("*.log")) + sorted((ROOT / "sample_logs" / "real").glob("*.log"))
@@ -107,6 +108,9 @@ def test_options_mean_the_same(
         ["explain", "LOG", "-f"],
         ["explain", "LOG", "-o", "--why"],
         ["explain", "LOG", "--why=yes"],
+        ["explain", "LOG", "--output="],
+        ["explain", "LOG", "--cmdline", ""],
+        ["explain", "LOG", "-qf", "json"],
         ["explain", "--", "LOG"],
         ["explain", "--help"],
         ["explain", "LOG", "--server", "http://127.0.0.1:9"],
@@ -156,3 +160,16 @@ def test_a_config_file_still_applies(
     lean, typer_app = both(["explain", str(ROOT / "sample_logs" / "seed-snippet.log")], capsys)
     assert lean == typer_app
     assert lean[0] == 0 and lean[1].startswith("{")
+
+
+def test_a_notice_before_the_command_goes_to_the_application(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LLAMADIAG_RULES_PATH", raising=False)
+    monkeypatch.delenv("LLAMADIAG_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user config file, no user rules
+    assert _plain_start()
+    shipped = rule_files_in(builtin_rules_dir())[0]
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / shipped.name).write_text(shipped.read_text())
+    monkeypatch.setenv("LLAMADIAG_RULES_PATH", str(tmp_path / "mine"))  # the application notes the override
+    assert not _plain_start()
