@@ -214,10 +214,10 @@ def child(mode: str, folder: Path, workers: int) -> dict:
         wall = time.perf_counter() - start
         usage = [{**own_usage(), "cpu_s": time.process_time() - cpu0}]
     elif mode == "pool":
-        with cf.ProcessPoolExecutor(workers) as pool:
+        with fleet.WorkerPool(workers) as pool:
             summary = fleet.run(tasks, fleet.PoolBackend(pool), knowledge=k)
             wall = time.perf_counter() - start
-            usage = [proc_usage(pid) for pid in pool._processes]  # read while they live
+            usage = [proc_usage(pid) for pid in pool.pids]  # read while they live
     else:
         from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
 

@@ -4,7 +4,6 @@ members, per-log errors that never stop the rest, fsspec URLs, and one report by
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import shutil
 from pathlib import Path
 
@@ -88,7 +87,7 @@ def test_unmatched_templates_are_grouped_across_instances(serial: FleetReport) -
 
 
 def test_local_pool_gives_the_same_report_byte_for_byte(fleet_dir: Path, serial: FleetReport) -> None:
-    with cf.ProcessPoolExecutor(2) as pool:
+    with fleet.WorkerPool(2) as pool:
         pooled = report_of([str(fleet_dir)], fleet.PoolBackend(pool))
     assert pooled.model_dump_json() == serial.model_dump_json()
 
@@ -201,7 +200,7 @@ def test_workers_use_the_commands_knowledge_without_seeing_its_rules_folder(tmp_
     shutil.rmtree(tmp_path / "site-rules")
     tasks, _ = fleet.expand([str(logs)])
     if how == "pool":
-        with cf.ProcessPoolExecutor(2) as pool:
+        with fleet.WorkerPool(2) as pool:
             summary = fleet.run(tasks, fleet.PoolBackend(pool), rules, knowledge=k)
     else:
         pytest.importorskip("distributed", reason="the fleet extra is not installed")

@@ -1,0 +1,45 @@
+"""The fleet's local pool: lean workers (not the command's pages), a worker that dies costs only
+its call, and the command's knowledge reaches workers started fresh."""
+
+from __future__ import annotations
+
+import pytest
+
+from llamadiag.cli.fleet import _backend
+from llamadiag.features import fleet
+from tests.features.fleet import worker_probe
+
+# what the command line and the rule checker import, which the per-log work does not need
+COMMAND_ONLY = ("typer", "click", "rich", "llamadiag.cli", "llamadiag.ruletools", "matplotlib")
+
+
+def test_the_commands_pool_workers_do_not_hold_the_command_lines_modules() -> None:
+    import typer  # noqa: F401  (this process, like the command, has the command line loaded)
+
+    with _backend(2, None, None) as (backend, _):
+        assert isinstance(backend, fleet.PoolBackend)
+        main = backend.pool.submit(worker_probe.main_module).result()
+        modules = backend.pool.submit(worker_probe.loaded_modules).result()
+    assert [m for m in COMMAND_ONLY if m in modules] == []
+    assert main == "llamadiag.features.fleet.worker"
+
+
+def test_a_worker_that_dies_fails_only_its_call_and_is_replaced() -> None:
+    with fleet.WorkerPool(1) as pool:
+        first = pool.submit(worker_probe.pid).result()
+        with pytest.raises(fleet.WorkerLost, match="exit code 3"):
+            pool.submit(worker_probe.die, 3).result()
+        assert pool.submit(worker_probe.pid).result() not in (first, None)
+
+
+def test_a_call_that_does_not_pickle_fails_alone() -> None:
+    with fleet.WorkerPool(1) as pool:
+        first = pool.submit(worker_probe.pid).result()
+        with pytest.raises(AttributeError, match="Can't pickle local object"):
+            pool.submit(worker_probe.pid, lambda: 0).result()
+        assert pool.submit(worker_probe.pid).result() == first  # the same worker: nothing was sent
+
+
+def test_an_error_in_the_worker_comes_back_as_the_exception_raised() -> None:
+    with fleet.WorkerPool(1) as pool, pytest.raises(ZeroDivisionError):
+        pool.submit(divmod, 1, 0).result()
