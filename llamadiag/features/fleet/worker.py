@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import sys
 from typing import Any, BinaryIO
 
@@ -43,7 +44,9 @@ def serve(calls: BinaryIO, results: BinaryIO) -> None:
 
 
 def main() -> None:
-    """Serve on stdin/stdout; anything else printed (a warning, a C library) goes to stderr."""
+    """Serve on stdin/stdout; anything else printed (a warning, a C library) goes to stderr.
+    Ctrl-C in the terminal reaches the whole process group: the pool, not the worker, acts on it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     results = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr

@@ -8,7 +8,8 @@ and import only what the calls sent to them need (docs/fleet.md, peak RSS per wo
 
 A pool thread per worker feeds it one call at a time from a shared queue, so a free worker takes
 the next call (the order calls were submitted in). A worker that dies under a call fails that
-call only (`WorkerLost`); a fresh worker takes its place for the calls left.
+call only (`WorkerLost`); a fresh worker takes its place for the calls left. The workers ignore
+Ctrl-C: the pool ends them (leaving it on an exception kills them; else their stdin closes).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class WorkerPool:
         self._setups: list[tuple[Callable[..., Any], tuple[Any, ...]]] = []
         self._lock = threading.Lock()
         self._closing = False
-        self._workers: list[_Worker] = [_Worker() for _ in range(processes)]
+        self._workers: list[_Worker | None] = [_Worker() for _ in range(processes)]
         self._threads = [
             threading.Thread(target=self._feed, args=(n,), name=f"fleet-worker-{n}", daemon=True)
             for n in range(processes)
@@ -96,7 +97,7 @@ class WorkerPool:
     @property
     def pids(self) -> list[int]:
         """The process ids of the workers now running."""
-        return [w.process.pid for w in self._workers]
+        return [w.process.pid for w in self._workers if w is not None]
 
     def run_on_all(self, fn: Callable[..., Any], *args: Any) -> None:
         """Have every worker run `fn(*args)` before its next call (e.g. hand it the knowledge)."""
@@ -121,7 +122,8 @@ class WorkerPool:
                 if call is not None:
                     call[0].cancel()
             for w in self._workers:
-                w.close(kill=True)
+                if w is not None:
+                    w.close(kill=True)
         for _ in self._threads:
             self._calls.put(None)
         for t in self._threads:
@@ -140,8 +142,9 @@ class WorkerPool:
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                self._prepare(self._workers[n])
-                ok, value = self._workers[n].call(fn, args)
+                worker = self._started(n)
+                self._prepare(worker)
+                ok, value = worker.call(fn, args)
             except (OSError, EOFError, pickle.UnpicklingError) as exc:
                 future.set_exception(self._lost(n, exc))
                 continue
@@ -152,7 +155,17 @@ class WorkerPool:
                 future.set_result(value)
             else:
                 future.set_exception(value)
-        self._workers[n].close()
+        if (last := self._workers[n]) is not None:
+            last.close()
+
+    def _started(self, n: int) -> _Worker:
+        """Worker n, started afresh if the last one was lost (unless the pool is closing)."""
+        worker = self._workers[n]
+        if worker is None:
+            if self._closing:
+                raise OSError("the pool is shutting down")
+            worker = self._workers[n] = _Worker()
+        return worker
 
     def _prepare(self, worker: _Worker) -> None:
         with self._lock:
@@ -164,10 +177,10 @@ class WorkerPool:
             worker.setups_done += 1
 
     def _lost(self, n: int, exc: BaseException) -> WorkerLost:
-        """The worker n died (or its pipe broke): a fresh one replaces it unless shutting down."""
-        dead = self._workers[n]
-        dead.close(kill=True)
-        code = dead.process.returncode
-        if not self._closing:
-            self._workers[n] = _Worker()
+        """The worker n died (or its pipe broke, or would not start): a fresh one takes the next call."""
+        dead, self._workers[n] = self._workers[n], None
+        code = None
+        if dead is not None:
+            dead.close(kill=True)
+            code = dead.process.returncode
         return WorkerLost(f"a worker process ended (exit code {code}): {type(exc).__name__}: {exc}")

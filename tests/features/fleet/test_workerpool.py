@@ -43,3 +43,13 @@ def test_a_call_that_does_not_pickle_fails_alone() -> None:
 def test_an_error_in_the_worker_comes_back_as_the_exception_raised() -> None:
     with fleet.WorkerPool(1) as pool, pytest.raises(ZeroDivisionError):
         pool.submit(divmod, 1, 0).result()
+
+
+def test_every_worker_is_prepared_once_also_one_started_after_a_crash() -> None:
+    with fleet.WorkerPool(1) as pool:
+        pool.run_on_all(worker_probe.keep, "knowledge")
+        assert pool.submit(worker_probe.kept).result() == ["knowledge"]
+        assert pool.submit(worker_probe.kept).result() == ["knowledge"]  # once per worker
+        with pytest.raises(fleet.WorkerLost):
+            pool.submit(worker_probe.die, 9).result()
+        assert pool.submit(worker_probe.kept).result() == ["knowledge"]

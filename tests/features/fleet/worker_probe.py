@@ -26,3 +26,16 @@ def die(code: int) -> None:
 def pid() -> int:
     """The worker's process id."""
     return os.getpid()
+
+
+_kept: list[str] = []
+
+
+def keep(value: str) -> None:
+    """Note a value in the worker (what handing the knowledge to it does)."""
+    _kept.append(value)
+
+
+def kept() -> list[str]:
+    """The values noted in this worker."""
+    return _kept
