@@ -5,21 +5,38 @@ from __future__ import annotations
 
 import pytest
 
+from llamadiag import api
 from llamadiag.cli.fleet import _backend
 from llamadiag.features import fleet
+from llamadiag.features.fleet.perlog import summarize
 from tests.features.fleet import worker_probe
+from tests.paths import SAMPLES
 
-# what the command line and the rule checker import, which the per-log work does not need
-COMMAND_ONLY = ("typer", "click", "rich", "llamadiag.cli", "llamadiag.ruletools", "matplotlib")
+# what the command line, the rule checker and the fleet's reduce import, which the per-log work
+# does not need
+COMMAND_ONLY = (
+    "typer",
+    "click",
+    "rich",
+    "matplotlib",
+    "llamadiag.cli",
+    "llamadiag.ruletools",
+    "llamadiag.features.fleet.report",
+    "llamadiag.features.fleet.graph",
+)
 
 
 def test_the_commands_pool_workers_do_not_hold_the_command_lines_modules() -> None:
     import typer  # noqa: F401  (this process, like the command, has the command line loaded)
 
+    log = fleet.LogTask(str(SAMPLES / "memory-cuda-oom-b4589-raw.log"), "oom")
     with _backend(2, None, None) as (backend, _):
         assert isinstance(backend, fleet.PoolBackend)
+        backend.share_knowledge((), api.load_knowledge())  # as fleet.run does first
+        summary = backend.pool.submit(summarize, log).result()  # the per-log work has run there
         main = backend.pool.submit(worker_probe.main_module).result()
         modules = backend.pool.submit(worker_probe.loaded_modules).result()
+    assert [h.rule_id for h in summary.instances[0].hits] == ["cuda-oom-model-load"]
     assert [m for m in COMMAND_ONLY if m in modules] == []
     assert main == "llamadiag.features.fleet.worker"
 
