@@ -90,7 +90,7 @@ def main() -> None:
     signatures = tmp / "sig.ere"
     for i, tree in enumerate(trees):
         exe, env, cwd = tree_setup(tree, tmp, str(i))
-        tag = f" [{tree.name}]" if len(trees) > 1 and tree else ""
+        tag = f" [{tree.resolve().name}]" if len(trees) > 1 and tree else ""
         if i == 0:
             subprocess.run([*exe, "rules", "export", "--grep", "-o", str(signatures)], env=env, check=True, cwd=cwd)
         run_once([*exe, "explain", log], env, cwd)  # fill the warm cache

@@ -1,3 +1,3 @@
-from llamadiag.cli import app
+from llamadiag.cli.entry import main
 
-app(prog_name="llamadiag")
+main(prog_name="llamadiag")

@@ -1,160 +1,29 @@
-"""The command line. This module only creates the application and registers the commands;
-each command lives in the module of its group and reaches the engine through `llamadiag.api`.
+"""The command line: the typer application (group.py) and the console script's entry (entry.py),
+which runs a plain `explain LOG` without typer and hands everything else to the application.
 
-    explain.py   explain, facts, compare      lookup.py   lookup, report
-    probe.py     probe (a live server)        fleet.py    fleet (many logs)
-    watch.py     watch                        desk.py     desk
-    rules.py     rules list|show|new|test|lint|schema|docs     export.py   rules export
-    options.py   formats, shared options, errors, rule loading
-    config.py    option defaults from a config file
-
-Commands are registered by name and imported when run (lazy.py): `--help`, `--version` and shell
-completion import neither the analyzer nor rich. A new command is a `LazyCommand` below, its help
-the first sentence of its docstring (tests/cli/test_startup.py fails when they differ).
+`from llamadiag.cli import app` (and `COMMANDS`, `RULES`, `rules_app`) still gives the application;
+it is imported when asked for, so that the lean path does not pay for typer.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from typing import Annotated
-
-import typer
-
-from llamadiag import __version__
-from llamadiag.cli.lazy import LazyCommand, lazy_group
+from typing import Any
 
 # pydantic looks for plugins (the entry points of every installed distribution) when it first builds
 # a schema: ~10 ms of each start, for nothing a command line uses; an explicit setting still wins
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-RULES = [
-    LazyCommand("list", "rules:list_rules", "All rules: id, category, severity, fixed in, title and source file."),
-    LazyCommand("show", "rules:show", "One rule as YAML (or JSON), with its file."),
-    LazyCommand("new", "rules:new", "Write a skeleton rule file to fill in."),
-    LazyCommand(
-        "test",
-        "rules:test",
-        "Run every rule's inline examples and the annotated corpus (sample_logs/) through the engine.",
-    ),
-    LazyCommand("lint", "rules:lint", "Check rules: patterns, captures, references, examples, verification."),
-    LazyCommand("schema", "rules:schema", "The JSON Schema of rule files, generated from the pydantic models."),
-    LazyCommand("docs", "rules:docs", "Generate docs/rules/<id>.md and an index table from the rule files."),
-    LazyCommand("export", "export:export", "Export the signatures of the rules for other tools (grep, Sigma, Loki)."),
-]
-rules_app = typer.Typer(
-    cls=lazy_group(RULES), no_args_is_help=True, rich_markup_mode=None, help="Inspect, test and lint the rules."
-)
-
-COMMANDS = [
-    LazyCommand(
-        "explain", "explain:explain", "Diagnose llama-server logs: what failed, why, the fix and how to verify it."
-    ),
-    LazyCommand(
-        "facts",
-        "explain:facts",
-        "Show what the log says about the server: build, era, backends, model, flags ..., with source lines.",
-    ),
-    LazyCommand(
-        "compare",
-        "explain:compare",
-        "Compare two logs: throughput (median and p90: a loss, or a gain too large to trust), draft acceptance, "
-        "errors, whether each finding is gone, and which failures are new in AFTER.",
-    ),
-    LazyCommand(
-        "lookup",
-        "lookup:lookup",
-        "Find the known issues behind an error text, an issue number or a build with its flags.",
-    ),
-    LazyCommand(
-        "report",
-        "lookup:report",
-        "Draft an upstream bug report (llama.cpp's issue form) for a failure no rule explains.",
-    ),
-    LazyCommand(
-        "watch",
-        "watch:watch",
-        "Watch a live log: report each finding as its evidence completes, once per cause and run.",
-    ),
-    LazyCommand(
-        "desk",
-        "desk:desk",
-        "Serve the support desk: paste a log or look up an error in a browser, or use its JSON API.",
-    ),
-    LazyCommand(
-        "probe",
-        "probe:probe_cmd",
-        "Ask a running llama-server what it is: GET /health, /props, /slots, /metrics, /v1/models.",
-    ),
-    LazyCommand(
-        "fleet",
-        "fleet:fleet",
-        "Diagnose a fleet: which instances hit which known failure, on which builds, what to upgrade.",
-    ),
-    LazyCommand("rules", ":rules_app", "Inspect, test and lint the rules."),
-]
-
-app = typer.Typer(
-    cls=lazy_group(COMMANDS),
-    no_args_is_help=True,
-    pretty_exceptions_show_locals=False,
-    rich_markup_mode=None,
-    help="Diagnose llama.cpp llama-server logs: known failures, causes, fixes and how to verify them.",
-)
+_APPLICATION = ("COMMANDS", "RULES", "app", "rules_app")
 
 
-def _version_callback(value: bool) -> None:
-    if value:
-        # the digest of the knowledge files and their count, without loading them (start-up stays short)
-        from llamadiag.knowledge.files import knowledge_digest, rule_files
+def __getattr__(name: str) -> Any:
+    """The typer application's names (group.py), imported when first asked for."""
+    if name in _APPLICATION:
+        from llamadiag.cli import group
 
-        typer.echo(
-            f"llamadiag {__version__} (rules {knowledge_digest()}, {len(rule_files())} rule files; "
-            f"Python {sys.version.split()[0]})"
-        )
-        raise typer.Exit()
+        return getattr(group, name)
+    raise AttributeError(f"module 'llamadiag.cli' has no attribute {name!r}")
 
 
-@app.callback()
-def main(
-    ctx: typer.Context,
-    version: Annotated[
-        bool,
-        typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and rule count."),
-    ] = False,
-) -> None:
-    """llamadiag: a troubleshooting expert system for llama-server."""
-    from llamadiag.cli.config import apply
-    from llamadiag.cli.output import quiet_closed_pipe
-
-    if ctx.invoked_subcommand != "watch":  # watch ends by SIGPIPE itself, like a stream filter
-        quiet_closed_pipe()
-    apply(ctx)  # option defaults from llamadiag.toml / [tool.llamadiag] (docs/config.md)
-    _rule_notices()
-
-
-def _rule_notices() -> None:
-    """On stderr, before a command: user rules that replace shipped ones, and (once per state) a
-    checkout whose rules/ the installed llamadiag does not use."""
-    from pathlib import Path
-
-    from llamadiag import cache
-    from llamadiag.knowledge.files import stale_install, user_overrides
-
-    for path in user_overrides():
-        typer.echo(f"llamadiag: note: user rule {path} overrides the shipped rule {path.stem!r}", err=True)
-    try:
-        stale = stale_install(Path.cwd())
-    except OSError:  # a working folder that is gone, an unreadable rules/: nothing to tell
-        stale = None
-    if stale is not None and cache.read(f"checkout-{stale[2]}") is None:
-        cache.write(f"checkout-{stale[2]}", b"told")
-        typer.echo(
-            f"llamadiag: warning: the rules in this checkout ({stale[0]}) differ from the installed ones "
-            f"({stale[1]}), which are used. Reinstall after editing, or install with `pip install -e .` "
-            "to use the checkout's rules (docs/rule-format.md).",
-            err=True,
-        )
-
-
-__all__ = ["app"]
+__all__ = ["COMMANDS", "RULES", "app", "rules_app"]

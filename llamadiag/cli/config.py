@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import typer
-
 from llamadiag.userdirs import config_dir
 
 # typer carries its own copy of click: its objects are used by what they offer (list_commands,
@@ -92,6 +90,8 @@ def load(start: Path | None = None) -> Config:
 def apply(ctx: Context) -> None:
     """Set the option defaults of the command about to run from the config file that applies;
     a broken file ends the run (status 2) with one line naming it."""
+    import typer  # `find` alone (the lean explain path) does without it
+
     try:
         ctx.default_map = default_map(load(), ctx.command, ctx)
     except ConfigError as exc:
@@ -167,6 +167,8 @@ class _Builder:
         for key in own:
             if key not in by_option:
                 raise ConfigError(f"{self.config.path}: [{name}] has no option --{key}")
+        import typer
+
         sub = typer.Context(command, parent=self.ctx, info_name=name)
         out: dict[str, Any] = {}
         for key, value in values.items():
@@ -183,6 +185,8 @@ def _value(config: Config, key: str, value: Any, param: Param, ctx: Context) -> 
     a path relative to the config file's folder."""
     if isinstance(value, dict) or (isinstance(value, list) and not param.multiple):
         raise ConfigError(f"{config.path}: {key} takes one value, not {type(value).__name__} {value!r}")
+    import typer
+
     given = value if isinstance(value, list) or not param.multiple else [value]
     try:
         converted = param.process_value(ctx, given)

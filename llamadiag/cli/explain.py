@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
-from llamadiag.api import ServerFacts, usable_cores
+from llamadiag.api import ServerFacts
+from llamadiag.cli.common import parse_jobs
+from llamadiag.cli.explain_run import ExplainOptions, run_explain
 from llamadiag.cli.options import (
     AllowRemoteOpt,
     ApiKeyOpt,
@@ -28,15 +30,10 @@ from llamadiag.cli.options import (
     ServerOpt,
     VersionOpt,
     diagnose_source,
-    err,
     fails,
     load,
-    paged,
-    report_rule_errors,
-    safe,
-    terminal,
 )
-from llamadiag.cli.writers import ReportWriter, console_on, destination, write_facts, write_to
+from llamadiag.cli.writers import write_facts, write_to
 
 
 def explain(
@@ -92,37 +89,26 @@ def explain(
     """Diagnose llama-server logs: what failed, why, the fix and how to verify it. The exit status
     is the worst of the logs: 2 for one that cannot be read, 1 for a finding at --fail-on."""
     processes = _jobs(jobs)
-    k = load(rules)
-    live, origin = _live(server, api_key, allow_remote)
-    status = 0
-    view = fmt is ExplainFormat.rich and not quiet
-    with destination(output) as out:
-        console = terminal(color) if output is None else console_on(out)
-        with paged(console, pager and view and output is None) as console:
-            writer = ReportWriter(fmt, why, no_redact, out, console)
-            for source in sources:
-                try:
-                    diagnosis = diagnose_source(
-                        k, source, cmdline, version_text, build, unmatched, show_progress, live, processes
-                    )
-                except typer.Exit as exc:  # this log cannot be read (said on stderr): the others still are
-                    status = max(status, exc.exit_code)
-                    continue
-                report = diagnosis.report
-                report.notes[:0] = origin
-                failed = fails(report.findings, fail_on, fail_confidence)  # before a renderer reshapes the report
-                if not quiet:
-                    writer.add(report)
-                if diagnosis.input_error:
-                    err.print(safe(f"llamadiag: {diagnosis.input_error}"))
-                    status = 2
-                elif failed:
-                    status = max(status, 1)
-            if not quiet:
-                writer.close()
-    if report_rule_errors(k):
-        status = 2
-    raise typer.Exit(status)
+    options = ExplainOptions(
+        fmt,
+        output,
+        cmdline,
+        version_text,
+        build,
+        fail_on,
+        fail_confidence,
+        why,
+        no_redact,
+        unmatched,
+        rules,
+        show_progress,
+        quiet,
+        color,
+        pager,
+        processes,
+        live=lambda: _live(server, api_key, allow_remote),
+    )
+    raise typer.Exit(run_explain(sources, options))
 
 
 def facts(
@@ -194,12 +180,7 @@ def compare(
 
 def _jobs(value: str) -> int:
     """--jobs: a number of processes (at least 1), or auto for the usable cores."""
-    if value.strip().lower() == "auto":
-        return usable_cores()
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
+    number = parse_jobs(value)
+    if number is None:
         raise typer.BadParameter(f"{value!r}: give a number of processes (1 or more) or auto", param_hint="--jobs")
     return number

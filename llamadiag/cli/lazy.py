@@ -26,7 +26,7 @@ class LazyCommand:
     (one command) or a `typer.Typer` (a group); `help` is what the group's listing shows."""
 
     name: str
-    target: str  # "explain:facts" is llamadiag.cli.explain.facts; ":rules_app" is in llamadiag.cli
+    target: str  # "explain:facts" is llamadiag.cli.explain.facts, "group:rules_app" a group
     help: str
 
     def load(self) -> Any:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from llamadiag.api import Report
-from llamadiag.cli.options import ExplainFormat, Format, deferred_console, fail, redactor_for
+from llamadiag.cli.common import ExplainFormat, Format, deferred_console, fail, redactor_for
 from llamadiag.cli.output import output_to
 
 if TYPE_CHECKING:

@@ -191,8 +191,9 @@ class FactState:
         for name, fact in self.defs.items():
             if name in out:
                 continue
-            if fact.flag and flags and fact.flag in flags.values:
-                raw = fact.flag_value if fact.flag_value is not None else flags.values[fact.flag]
+            given = flags.values.get(fact.flag) if fact.flag and flags else None
+            if given is not None and str(given) not in fact.flag_unknown:  # -c 0 is no size
+                raw = fact.flag_value if fact.flag_value is not None else given
                 value = convert(fact.type, raw)
                 if value is not None:
                     out[name] = FactValue(value, None, "cmdline")

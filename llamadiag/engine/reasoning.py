@@ -23,6 +23,7 @@ from llamadiag.engine.findings import (
 )
 from llamadiag.engine.matcher import Match
 from llamadiag.engine.templates import derive_all, render, render_with_fallback
+from llamadiag.knowledge.conditions import CONDITION_TESTS, FACT_TESTS
 from llamadiag.knowledge.levels import Confidence
 from llamadiag.knowledge.patterns import compile_pattern
 
@@ -39,14 +40,21 @@ class RuleHits:
     last_line: int
 
 
-def expected_text(cond: Condition) -> str:
+def expected_text(cond: Condition, facts: dict[str, FactValue] | None = None) -> str:
     """What a condition needs, in words as the rule file writes them: 'in [draft-mtp, mtp]',
-    'equals true' (not Python's ['draft-mtp', 'mtp'] and True)."""
-    for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
+    'equals true' (not Python's ['draft-mtp', 'mtp'] and True); a fact-to-fact test names the
+    other fact and, when `facts` know it, its value: 'equals_fact n_ctx_train (131072)'."""
+    words = []
+    for name in CONDITION_TESTS:
         value = getattr(cond, name)
-        if value is not None:
-            return f"{name.rstrip('_')} {_yaml_words(value)}"
-    return "?"
+        if value is None:
+            continue
+        text = f"{name.rstrip('_')} {_yaml_words(value)}"
+        other = facts.get(value) if facts is not None and name in FACT_TESTS else None
+        if other is not None and other.value is not None:
+            text += f" ({_yaml_words(other.value)})"
+        words.append(text)
+    return " and ".join(words) or "?"
 
 
 def _yaml_words(value: Any) -> str:
@@ -66,6 +74,15 @@ def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValu
         return False if all(r is False for r in results) else None
     assert cond.fact is not None
     fact = facts.get(cond.fact)
+    if cond.given is not None:
+        if not any(name.startswith("flag.") for name in facts):
+            return None  # no command line: whether the option was given is not known
+        if fact is not None:
+            used[cond.fact] = fact
+        return (fact is not None) == cond.given
+    other_name = next((getattr(cond, n) for n in FACT_TESTS if getattr(cond, n) is not None), None)
+    if other_name is not None:
+        return _check_facts(cond, cond.fact, other_name, facts, used)
     if cond.exists is not None:
         if fact is not None:
             used[cond.fact] = fact
@@ -91,6 +108,38 @@ def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValu
     if cond.at_least is not None and number < cond.at_least:
         return False
     return not (cond.at_most is not None and number > cond.at_most)
+
+
+def _check_facts(
+    cond: Condition, name: str, other_name: str, facts: dict[str, FactValue], used: dict[str, FactValue]
+) -> bool | None:
+    """A fact compared with another fact: None when either side is unknown (or not comparable)."""
+    left, right = facts.get(name), facts.get(other_name)
+    if left is None or right is None or left.value is None or right.value is None:
+        return None
+    used[name], used[other_name] = left, right
+    a, b = _number(left.value), _number(right.value)
+    if cond.at_least_fact is not None or cond.at_most_fact is not None:
+        if a is None or b is None:
+            return None
+        return a >= b if cond.at_least_fact is not None else a <= b
+    # numbers compare as numbers (4096 == 4096.0), anything else as words, case-blind
+    same = a == b if a is not None and b is not None else _words(left.value) == _words(right.value)
+    return same if cond.equals_fact is not None else not same
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool | list):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _words(value: Any) -> frozenset[str]:
+    values = value if isinstance(value, list) else [value]
+    return frozenset(str(v).lower() for v in values)
 
 
 def _condition_name(cond: Condition) -> str:
@@ -128,14 +177,14 @@ def assess(
         cond_out.append(
             ConditionOut(
                 fact=name,
-                expected=expected_text(cond),
+                expected=expected_text(cond, facts),
                 value=shown,
                 status={True: "true", False: "false", None: "unknown"}[state],
             )
         )
         if state is False:
             return ruled_out(
-                f"{name} is {shown!r}, but this rule needs {expected_text(cond)}"
+                f"{name} is {shown!r}, but this rule needs {expected_text(cond, facts)}"
                 + (f" ({cond.because})" if cond.because else "")
             )
         if state is None:

@@ -166,6 +166,10 @@ class Fact(Strict):
     describe: str
     flag: str | None = None
     flag_value: Any = Field(None, description="Value when the flag is present (for switch flags).")
+    flag_unknown: list[str] = Field(
+        default_factory=list,
+        description="Flag values that do not give the fact's value (-c 0: the context comes from the model).",
+    )
     patterns: list[PatternSpec] = Field(default_factory=list)
     absent: Any = Field(None, description="Value when a complete startup shows no pattern.")
     absent_unless: list[PatternSpec] = Field(

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from llamadiag.knowledge.conditions import CONDITION_TESTS, FACT_TESTS
 from llamadiag.knowledge.levels import Confidence, ReferenceUrl, Severity
 
 __all__ = ["Confidence", "Severity"]  # re-exported: the scales live in levels.py (no pydantic)
@@ -85,6 +86,19 @@ class Condition(Strict):
     at_most: float | None = None
     matches: str | None = None
     exists: bool | None = None
+    # fact-to-fact comparisons: the other side is a fact's name, not a constant; either side
+    # unknown makes the condition unknown (a question), never false
+    equals_fact: str | None = Field(None, description="Another fact this fact must equal (n_ctx vs n_ctx_train).")
+    not_equals_fact: str | None = Field(None, description="Another fact this fact must differ from.")
+    at_least_fact: str | None = Field(None, description="Another fact this number must reach (>=).")
+    at_most_fact: str | None = Field(None, description="Another fact this number must not pass (<=).")
+    given: bool | None = Field(
+        None,
+        description=(
+            "Only with a `flag.<name>` fact: whether the option was on the command line. Unknown "
+            "(a question) when the run has no command line, unlike `exists`."
+        ),
+    )
     question: str | None = Field(None, description="Asked when the fact is unknown.")
     because: str | None = Field(None, description="Why this condition matters (shown with --why).")
 
@@ -94,6 +108,18 @@ class Condition(Strict):
     def _one_subject(self) -> Condition:
         if (self.fact is None) == (self.any_of is None):
             raise ValueError("a condition needs exactly one of 'fact' or 'any_of'")
+        tests = [name for name in CONDITION_TESTS if getattr(self, name) is not None]
+        if len(tests) > 1 and not set(tests) <= {"at_least", "at_most"}:
+            shown = ", ".join(t.rstrip("_") for t in tests)
+            raise ValueError(f"a condition makes one test, this one makes several: {shown}")
+        if self.any_of is not None and tests:
+            raise ValueError("an any_of condition tests nothing itself: put the tests in its sub-conditions")
+        if self.given is not None and not (self.fact or "").startswith("flag."):
+            raise ValueError("'given' applies to a command-line option: write the fact as flag.<name>")
+        for name in FACT_TESTS:
+            other = getattr(self, name)
+            if other is not None and other == self.fact:
+                raise ValueError(f"{name} compares {other!r} with itself")
         return self
 
 

@@ -22,7 +22,7 @@ def value_words(value: Any) -> str:
 
 def run_words(facts: dict[str, Any], detail: bool = True) -> str:
     """What a run was, in a few plain words: build (or era), backends, devices, model, speculative
-    type, mmproj; with `detail` the slots and the context per slot too."""
+    type, mmproj, router mode; with `detail` the slots and the context per slot too."""
     bits = []
     if "build" in facts:
         bits.append(f"build b{facts['build']}")
@@ -42,6 +42,11 @@ def run_words(facts: dict[str, Any], detail: bool = True) -> str:
             bits.append(f"{label} {value_words(value)}")
     if facts.get("has_mmproj") is True:
         bits.append("with --mmproj")
+    if facts.get("router_mode") is True:
+        # a router start is a state, not a failure: shown here, judged by the router rules only
+        # when something fails (a request without a model name, an unknown model, a dead child)
+        models = facts.get("router_models_available")
+        bits.append("router mode" if models is None else f"router mode, {models} model(s) available")
     if detail:
         if facts.get("n_slots") not in (None, ""):
             bits.append(f"{facts['n_slots']} slot(s)")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from llamadiag.engine.findings import reference_label
+from llamadiag.knowledge.conditions import CONDITION_TESTS, FACT_TESTS
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.rulemodel import Reference, Rule
 
@@ -100,11 +101,16 @@ def rule_page(rule: Rule, source: str) -> str:
 def _cond(c) -> str:
     if c.any_of:
         return "one of (" + "; ".join(_cond(x) for x in c.any_of) + ")"
-    for name in ("equals", "in_", "not_in", "at_least", "at_most", "matches", "exists"):
+    words = []
+    for name in CONDITION_TESTS:
         value = getattr(c, name)
-        if value is not None:
-            return f"`{c.fact}` {name.rstrip('_').replace('_', ' ')} {json.dumps(value)}"
-    return f"`{c.fact}`"
+        if value is None:
+            continue
+        if name in FACT_TESTS:  # the other side is a fact, shown as one
+            words.append(f"{name.removesuffix('_fact').replace('_', ' ')} `{value}`")
+        else:
+            words.append(f"{name.rstrip('_').replace('_', ' ')} {json.dumps(value)}")
+    return f"`{c.fact}` " + " and ".join(words) if words else f"`{c.fact}`"
 
 
 def index_page(k: Knowledge) -> str:

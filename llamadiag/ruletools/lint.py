@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from llamadiag.engine.literals import literals_for
 from llamadiag.engine.templates import PLACEHOLDER, TemplateError, check_expression, names_in_expression
+from llamadiag.knowledge.conditions import FACT_TESTS
 from llamadiag.knowledge.loader import Knowledge, LoadedRule
 from llamadiag.knowledge.patterns import PatternError, check_backtracking, compile_pattern
 
@@ -187,11 +188,13 @@ class CaptureNames(Validator):
                         self.issue(loaded, loc, f"template uses {{{name}}}, which no capture, derive or fact provides")
                     )
         for i, cond in enumerate([*rule.conditions, *rule.exclusions]):
+            group = "conditions" if i < len(rule.conditions) else "exclusions"
+            idx = i if i < len(rule.conditions) else i - len(rule.conditions)
             for sub in [cond, *(cond.any_of or [])]:
-                if sub.fact and sub.fact not in fact_names and not sub.fact.startswith("flag."):
-                    group = "conditions" if i < len(rule.conditions) else "exclusions"
-                    idx = i if i < len(rule.conditions) else i - len(rule.conditions)
-                    issues.append(self.issue(loaded, (group, idx, "fact"), f"unknown fact {sub.fact!r}"))
+                named = [("fact", sub.fact)] + [(t, getattr(sub, t)) for t in FACT_TESTS]
+                for key, name in named:
+                    if name and name not in fact_names and not name.startswith("flag."):
+                        issues.append(self.issue(loaded, (group, idx, key), f"unknown fact {name!r}"))
         return issues
 
 

@@ -183,6 +183,11 @@ def check_guard(summary: dict, guard: dict) -> list[str]:
     failures = []
     if summary["top1_pct"] < guard.get("min_top1_pct", 0):
         failures.append(f"top-1 correct {summary['top1_pct']}% < min {guard['min_top1_pct']}%")
+    # a count as well as a share: a share falls when the corpus grows by harder excerpts, a
+    # count of excerpts named right only falls when a change loses one
+    correct = summary["settled_outcomes"]["correct"]
+    if correct < guard.get("min_top1_correct", 0):
+        failures.append(f"top-1 correct on {correct} settled excerpts < min {guard['min_top1_correct']}")
     if summary["confident_wrong"] > guard.get("max_confident_wrong", 10**9):
         failures.append(f"confident wrong {summary['confident_wrong']} > max {guard['max_confident_wrong']}")
     if summary["healthy_false_alarms"] > guard.get("max_healthy_false_alarms", 10**9):

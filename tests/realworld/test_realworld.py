@@ -104,3 +104,10 @@ def test_realworld_guard_holds():
     summary = score.summarize(results)
     failures = score.check_guard(summary, score.load_guard())
     assert not failures, (failures, summary)
+
+
+def test_guard_holds_a_count_as_well_as_a_share():
+    summary = {"top1_pct": 80.0, "settled_outcomes": {"correct": 5}, "confident_wrong": 0, "healthy_false_alarms": 0}
+    summary["errors"] = 0
+    assert score.check_guard(summary, {"min_top1_pct": 70, "min_top1_correct": 6})
+    assert score.check_guard(summary, {"min_top1_pct": 70, "min_top1_correct": 5}) == []

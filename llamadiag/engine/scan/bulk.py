@@ -41,11 +41,19 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
+from llamadiag.engine.envelope import MAX_PEEL
 from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import MAX_PARTIALS
 from llamadiag.engine.regex_rewrite import line_bounded, loosened, ungrouped
 from llamadiag.engine.scan.livestops import Defers, LiveStops, Status, starts_backwards
-from llamadiag.engine.scan.stops import HyperscanStops, LineStarts, StdlibStops, compile_bytes, rare_byte_regex
+from llamadiag.engine.scan.stops import (
+    HyperscanStops,
+    LineStarts,
+    PeeledShape,
+    StdlibStops,
+    compile_bytes,
+    rare_byte_regex,
+)
 from llamadiag.engine.stats import USED_GROUPS
 
 if TYPE_CHECKING:
@@ -276,7 +284,7 @@ class BulkPath:
         allowed = frozenset(run.facts.wrappers)
         cont = self._continuations.get(allowed)
         if cont is None:
-            cont = self._continuations[allowed] = compile_bytes(self.shape_sources(allowed)[2])
+            cont = self._continuations[allowed] = compile_bytes(self.shape_sources(allowed)[1])
         if cont.match(block, at) or cont.match(block, nxt):
             return True
         line = block[nxt : block.find(b"\n", nxt)]
@@ -450,11 +458,11 @@ class BulkPath:
                 self._literal_searches[live] = literals
             shapes = self._shape_searches.get(allowed)
             if shapes is None:
-                foreign, exact, cont = self.shape_sources(allowed)
-                if self.hyperscan:  # no lookarounds in Hyperscan: its hits are checked exactly
-                    shapes = (HyperscanStops.shape_database(foreign, cont), compile_bytes(exact))
-                else:
-                    shapes = (LineStarts(exact), LineStarts(cont))
+                foreign, cont = self.shape_sources(allowed)
+                if self.hyperscan:  # no lookarounds in Hyperscan: its hits are checked as peeling does
+                    shapes = (HyperscanStops.shape_database(foreign, cont), peeled_shape(self.envelope, allowed))
+                else:  # the foreign pattern's hits, then checked as peeling does
+                    shapes = (LineStarts(foreign), LineStarts(cont), peeled_shape(self.envelope, allowed))
                 self._shape_searches[allowed] = shapes
             if self.hyperscan:
                 found = HyperscanStops(literals, ids, shapes[0], shapes[1], always=self.always)
@@ -503,37 +511,37 @@ class BulkPath:
             return not keys.isdisjoint(waiting)
         return any(t.kind not in BULK_INERT and not self.s.inert(t, run) for t in self.s.by_id[i])
 
-    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str, str]:
+    def shape_sources(self, allowed: frozenset[str]) -> tuple[str, str]:
         """Lines the run has not vouched for, as patterns matched at a line start: after any
         wrappers the run has seen, a wrapper it has not (or one naming an instance, or a
-        terminal one), a dropped line or a JSON object; the same exactly (a wrapper counts
-        only where no vouched-for wrapper before it in the envelope's order, which peeling
-        tries first, matches: `2026-08-28T18:11:25+08:00 host ident[pid]: ` is journald, not
-        docker's timestamp); and, apart, a continuation line."""
+        terminal one), a dropped line or a JSON object (a superset: `peeled_shape` then decides
+        each hit as peeling does, so `2026-08-28T18:11:25+08:00 host ident[pid]: ` counts as
+        journald, not as docker's timestamp); and, apart, a continuation line."""
         env = self.envelope
-
-        def bare(source: str) -> str:
-            return "(?:" + ungrouped(source[1:] if source.startswith("^") else source) + ")"
-
-        ok = [
-            bare(w.regex)
-            for w in env.wrappers
-            if w.name in allowed and w.kind != "json" and not w.terminal and "(?P<instance>" not in w.regex
-        ]
-        foreign, exact = [], []
-        for j, w in enumerate(env.wrappers):
-            if bare(w.regex) in ok:
-                continue
-            foreign.append(bare(w.regex))
-            # vouched-for wrappers before it, which peeling takes first (an unvouched one
-            # before it is an alternative of its own)
-            first = [bare(v.regex) for v in env.wrappers[:j] if bare(v.regex) in ok]
-            exact.append(f"(?!{'|'.join(first)}){bare(w.regex)}" if first else bare(w.regex))
-        rest = [bare(d) for d in env.drop] + [r"\{"]
+        ok = [_bare(w.regex) for w in env.wrappers if _vouched(w, allowed)]
+        foreign = [_bare(w.regex) for w in env.wrappers if _bare(w.regex) not in ok]
+        rest = [_bare(d) for d in env.drop] + [r"\{"]
         head = f"(?:{'|'.join(ok)})*" if ok else ""
-        cont = "|".join(bare(c.regex) for c in env.continuations)
-        return (
-            f"{head}(?:{'|'.join(foreign + rest)})",
-            f"{head}(?:{'|'.join(exact + rest)})",
-            f"{head}(?:{cont})",
-        )
+        cont = "|".join(_bare(c.regex) for c in env.continuations)
+        return f"{head}(?:{'|'.join(foreign + rest)})", f"{head}(?:{cont})"
+
+
+def _bare(source: str) -> str:
+    """A format pattern as a group to put after others (its anchor and named groups dropped)."""
+    return "(?:" + ungrouped(source[1:] if source.startswith("^") else source) + ")"
+
+
+def _vouched(wrapper: Any, allowed: frozenset[str]) -> bool:
+    """A wrapper the run has seen, which the bulk path may peel without looking (not JSON,
+    not terminal, naming no instance)."""
+    plain = wrapper.kind != "json" and not wrapper.terminal
+    return wrapper.name in allowed and plain and "(?P<instance>" not in wrapper.regex
+
+
+def peeled_shape(envelope: Any, allowed: frozenset[str]) -> PeeledShape:
+    """The check of each hit of the foreign-shape pattern, done as peeling does it (each
+    wrapper apart, in the envelope's order), for a run that has vouched for `allowed`."""
+    wrappers = [(_bare(w.regex), _vouched(w, allowed)) for w in envelope.wrappers]
+    rest = "|".join([_bare(d) for d in envelope.drop] + [r"\{"])
+    return PeeledShape(wrappers, rest, MAX_PEEL)
+

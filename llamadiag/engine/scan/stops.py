@@ -106,6 +106,37 @@ class LineStarts:
         return m.start() + 1 if m is not None else None
 
 
+class PeeledShape:
+    """Whether a line starts with a shape the run has not vouched for, decided as peeling does
+    it (llamadiag/engine/envelope.py): at each step the first wrapper in the envelope's order
+    that matches is taken; a vouched-for one is peeled and the next step starts after it, any
+    other is an unvouched shape; where no wrapper matches, the line is unvouched when a drop
+    pattern or JSON starts there. One alternation names the first wrapper that matches, so a
+    line costs a few anchored matches instead of a pattern that backtracks over every
+    combination of the vouched-for wrappers."""
+
+    def __init__(self, wrappers: list[tuple[str, bool]], rest: str, max_peel: int) -> None:
+        alternatives = "|".join(f"(?P<w{j}>{source})" for j, (source, _) in enumerate(wrappers))
+        self.any_wrapper = compile_bytes(alternatives) if wrappers else _NEVER
+        self.vouched = [vouched for _, vouched in wrappers]
+        self.rest = compile_bytes(rest)
+        self.max_peel = max_peel
+
+    def match(self, block: bytes, pos: int) -> bool:
+        """True where the line starting at `pos` is of an unvouched shape."""
+        any_wrapper, vouched = self.any_wrapper.match, self.vouched
+        for _ in range(self.max_peel):
+            m = any_wrapper(block, pos)
+            if m is None:
+                break
+            if not vouched[int(str(m.lastgroup)[1:])]:  # the group named w<index>
+                return True
+            if m.end() == pos:  # an empty wrapper match peels nothing: peeling stops too
+                break
+            pos = m.end()
+        return self.rest.match(block, pos) is not None
+
+
 class LineLiterals:
     """Which literals a line holds, read from the rare-byte search's own matches in it (each
     occurrence has a match at its rarest byte: the literal matched there, or one it is a
@@ -150,10 +181,14 @@ class StdlibStops:
         ids: list[tuple[int, bytes]],
         foreign: LineStarts,
         continuation: LineStarts,
+        peeled: PeeledShape,
     ) -> None:
         self.literals = literals
         self.line_ids = LineLiterals(literals, ids)
+        # `foreign` finds the lines that may be of an unvouched shape (a superset); `peeled`
+        # then decides each as peeling would
         self.shapes = (foreign, continuation)
+        self.peeled = peeled
         self.block = b""
         self._shape_hits: list[tuple[int, int | None] | None] = [None, None]
         self._starts: list[int] = []
@@ -195,7 +230,13 @@ class StdlibStops:
         known = self._shape_hits[i]
         if known is not None and known[0] <= pos and (known[1] is None or known[1] >= pos):
             return known[1]
-        hit = self.shapes[i].search(self.block, pos)
+        block, search = self.block, self.shapes[i].search
+        hit = search(block, pos)
+        if not continuation:
+            unvouched = self.peeled.match
+            while hit is not None and not unvouched(block, hit):
+                end = block.find(b"\n", hit) + 1
+                hit = search(block, end) if end else None
         self._shape_hits[i] = (pos, hit)
         return hit
 
