@@ -22,27 +22,35 @@ Modes, each in its own child process (so its CPU and memory are its own), altern
   pool     the embedded local process pool of --workers processes
   dask     a Dask LocalCluster of --workers worker processes (its start is inside the wall time
            and also reported alone)
+  cluster  an existing Dask cluster (`--scheduler`) started from a worker environment
+           (--worker-python: a venv with `pip install 'llamadiag[fleet-worker]'`, no numpy): a
+           `dask scheduler` and a `dask worker` of --workers processes; the parent's CPU does not
+           count the scheduler's and nannies' then (they are other processes)
 Reported per mode: wall time, CPU time of the parent and of each worker (read from /proc), the
 speed-up over serial, the CPU efficiency (workers' CPU / (wall x workers): 1.0 when every worker
 computed all the time), peak RSS of each worker (VmHWM), for Dask also each worker's RSS before any
 task, the load average around the run, and the SHA-256 of the JSON report (equal in all modes).
 
     python bench/fleet.py [--logs 200] [--total 1G] [--workers 2] [--rounds 2] [--modes serial,pool,dask]
+    python bench/fleet.py --modes pool,cluster --worker-python .venv-worker/bin/python
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import contextlib
 import hashlib
 import json
 import os
 import random
 import resource
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -197,7 +205,31 @@ def own_usage() -> dict[str, float]:
     return proc_usage(os.getpid())
 
 
-def child(mode: str, folder: Path, workers: int) -> dict:
+@contextlib.contextmanager
+def cluster_of(python: str, workers: int) -> Iterator[str]:
+    """A Dask cluster started from another environment's `python` (`dask scheduler` and a
+    `dask worker` of `workers` processes, one thread each, without the stack profiler, as the
+    LocalCluster runs): its scheduler's address. The worker environment is what a worker host
+    installs (`pip install 'llamadiag[fleet-worker]'`: no matplotlib, hence no numpy)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    env = dict(os.environ, DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED="False")
+    dask = [python, "-m", "dask"]
+    procs = [
+        subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"], env=env),
+        subprocess.Popen([*dask, "worker", address, "--nworkers", str(workers), "--nthreads", "1"], env=env),
+    ]
+    try:
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(30)
+
+
+def child(mode: str, folder: Path, workers: int, worker_python: str = "") -> dict:
     """One timed fleet run in this process (called in a child of the benchmark)."""
     from llamadiag import api
     from llamadiag.features import fleet
@@ -214,14 +246,16 @@ def child(mode: str, folder: Path, workers: int) -> dict:
         wall = time.perf_counter() - start
         usage = [{**own_usage(), "cpu_s": time.process_time() - cpu0}]
     elif mode == "pool":
-        with cf.ProcessPoolExecutor(workers) as pool:
+        with fleet.WorkerPool(workers) as pool:
             summary = fleet.run(tasks, fleet.PoolBackend(pool), knowledge=k)
             wall = time.perf_counter() - start
-            usage = [proc_usage(pid) for pid in pool._processes]  # read while they live
+            usage = [proc_usage(pid) for pid in pool.pids]  # read while they live
     else:
         from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
 
-        with dask_client(workers=workers) as client:
+        with (
+            cluster_of(worker_python, workers) if mode == "cluster" else contextlib.nullcontext(None)
+        ) as scheduler, dask_client(workers=None if scheduler else workers, scheduler=scheduler) as client:
             client.wait_for_workers(workers)
             cluster_start_s = time.perf_counter() - start
             bare = list(client.run(own_usage).values())  # before any task: Dask's own cost
@@ -258,7 +292,7 @@ def _row(mode: str, results: list[dict], workers: int, size: int, serial_wall: f
         "workers": 1 if mode == "serial" else workers,
         "wall_s": round(wall, 1),
         "walls": [round(r["wall_s"], 1) for r in results],
-        "cluster_start_s": [round(r["cluster_start_s"], 1) for r in results] if mode == "dask" else None,
+        "cluster_start_s": [round(r["cluster_start_s"], 1) for r in results] if mode in ("dask", "cluster") else None,
         "cpu_s": [round(r["cpu_s"], 1) for r in results],
         "parent_cpu_s": [round(r["parent_cpu_s"], 1) for r in results],
         "worker_cpu_s": [[round(c, 1) for c in r["worker_cpu_s"]] for r in results],
@@ -281,14 +315,19 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--modes", default="serial,pool,dask")
+    ap.add_argument("--modes", default="serial,pool,dask", help="serial, pool, dask, cluster")
+    ap.add_argument(
+        "--worker-python",
+        default="",
+        help="the python of a worker environment (pip install 'llamadiag[fleet-worker]') for the cluster mode",
+    )
     ap.add_argument("--out", type=Path, default=OUT / "fleet-results.json", help="where the figures are saved")
     ap.add_argument("--generate-only", action="store_true", help="generate the fleet, print its folder, stop")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--dir", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.dir, args.workers)))
+        print(json.dumps(child(args.child, args.dir, args.workers, args.worker_python)))
         return
     folder, generated_s = fleet_folder(args.logs, gen.parse_size(args.total), args.seed, args.workers)
     sizes = [p.stat().st_size for p in folder.rglob("*.log")]
@@ -306,6 +345,7 @@ def main() -> None:
     for rnd in range(args.rounds):
         for mode in modes if rnd % 2 == 0 else list(reversed(modes)):  # alternate: the load drifts
             cmd = [sys.executable, __file__, "--child", mode, "--dir", str(folder), "--workers", str(args.workers)]
+            cmd += ["--worker-python", args.worker_python]
             done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
             result = json.loads(done.stdout.strip().splitlines()[-1])
             runs[mode].append(result)

@@ -122,9 +122,7 @@ def _backend(
     if n == 1:
         yield fl.SerialBackend(), None
         return
-    import concurrent.futures as cf
-
-    with cf.ProcessPoolExecutor(n) as pool:
+    with fl.WorkerPool(n) as pool:
         yield fl.PoolBackend(pool), None
 
 

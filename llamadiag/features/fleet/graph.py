@@ -10,8 +10,9 @@ with the small logs, instead of one worker still busy with a big log while the o
 A `Backend` only says how a node is computed:
 
 - `SerialBackend`: in this process, one log after the other (`--processes 1`);
-- `PoolBackend`: a local process pool (the embedded default, no extra dependency); the merges
-  run in this process as the leaves arrive (a merge costs microseconds);
+- `PoolBackend`: a local process pool (the embedded default, no extra dependency: a
+  `workerpool.WorkerPool` of lean workers); the merges run in this process as the leaves arrive
+  (a merge costs microseconds);
 - `DaskBackend` (`dask_backend.py`): leaves and merges are Dask tasks on a `distributed` cluster.
 
 Because the merge is associative and commutative, the report is byte for byte the same in all.
@@ -35,6 +36,7 @@ from llamadiag.features.fleet.perlog import (
 )
 from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
+from llamadiag.features.fleet.workerpool import WorkerPool
 
 Span = tuple[int, int]  # a byte range [start, end) of a log
 
@@ -127,14 +129,23 @@ class SerialBackend:
 
 
 class PoolBackend(SerialBackend):
-    """Logs in a local process pool of `processes` workers; merges in this process.
+    """Logs in a local process pool; merges in this process.
 
-    The shared knowledge is kept in this process before the first leaf starts the pool's
-    processes: forked (the start method on Linux before Python 3.14), they begin with it and load
-    nothing; started otherwise, or already running, each loads it once itself."""
+    The pool is a `WorkerPool` (what `llamadiag fleet` uses: lean workers started fresh, handed the
+    shared knowledge before their first log) or a `concurrent.futures.ProcessPoolExecutor`, whose
+    knowledge is kept in this process before the first leaf starts the pool's processes: forked
+    (the start method on Linux before Python 3.14), they begin with it and load nothing; started
+    otherwise, or already running, each loads it once itself."""
 
-    def __init__(self, pool: cf.ProcessPoolExecutor) -> None:
+    def __init__(self, pool: WorkerPool | cf.ProcessPoolExecutor) -> None:
         self.pool = pool
+
+    def share_knowledge(self, rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+        """Handed to each worker of a `WorkerPool`; kept here for a forked pool."""
+        if isinstance(self.pool, WorkerPool):
+            self.pool.run_on_all(remember_knowledge, rules, knowledge)
+        else:
+            remember_knowledge(rules, knowledge)
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> cf.Future[Summary]:  # type: ignore[override]
         """The log summarised in a pool process."""

@@ -4,7 +4,6 @@ members, per-log errors that never stop the rest, fsspec URLs, and one report by
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import shutil
 from pathlib import Path
 
@@ -43,7 +42,12 @@ def test_instances_are_named_from_paths_wrappers_and_archive_members(serial: Fle
         "gpu-c/vulkan",
     ]
     by_name = {i.name: i for i in serial.instance_list}
-    assert by_name["compose/stack/llama-1"].failures == ["fit-skipped-with-tensor-overrides"]
+    # what `explain` says on the sample itself (context-default-training-size-oom: possible, since
+    # main's 2426a16 judges the size on n_ctx_train)
+    assert by_name["compose/stack/llama-1"].failures == [
+        "context-default-training-size-oom",
+        "fit-skipped-with-tensor-overrides",
+    ]
     assert by_name["compose/stack/llama-2"].failures == ["gguf-truncated-or-corrupt"]
     assert by_name["archive/win/port"].build == 5060
 
@@ -88,7 +92,7 @@ def test_unmatched_templates_are_grouped_across_instances(serial: FleetReport) -
 
 
 def test_local_pool_gives_the_same_report_byte_for_byte(fleet_dir: Path, serial: FleetReport) -> None:
-    with cf.ProcessPoolExecutor(2) as pool:
+    with fleet.WorkerPool(2) as pool:
         pooled = report_of([str(fleet_dir)], fleet.PoolBackend(pool))
     assert pooled.model_dump_json() == serial.model_dump_json()
 
@@ -201,7 +205,7 @@ def test_workers_use_the_commands_knowledge_without_seeing_its_rules_folder(tmp_
     shutil.rmtree(tmp_path / "site-rules")
     tasks, _ = fleet.expand([str(logs)])
     if how == "pool":
-        with cf.ProcessPoolExecutor(2) as pool:
+        with fleet.WorkerPool(2) as pool:
             summary = fleet.run(tasks, fleet.PoolBackend(pool), rules, knowledge=k)
     else:
         pytest.importorskip("distributed", reason="the fleet extra is not installed")

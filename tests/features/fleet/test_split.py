@@ -6,7 +6,6 @@ the threshold is lowered instead."""
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import os
 import shutil
 import subprocess
@@ -52,7 +51,7 @@ def _json(root: Path, backend: fleet.Backend, k: api.Knowledge, split_above: int
 def _all_ways(root: Path, k: api.Knowledge) -> list[str]:
     """The report with splitting in 1 process, a pool of 2 and a Dask LocalCluster of 2."""
     out = [_json(root, fleet.SerialBackend(), k, SPLIT_ABOVE)]
-    with cf.ProcessPoolExecutor(2) as pool:
+    with fleet.WorkerPool(2) as pool:
         out.append(_json(root, fleet.PoolBackend(pool), k, SPLIT_ABOVE))
     if _has_dask():
         from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
