@@ -269,7 +269,9 @@ class Watcher:
     def _settle(self, due: Callable[[Cause], bool]) -> None:
         """Judge the pending causes that are due, per run, together (supersedes need the group)."""
         by_run: dict[int, list[Cause]] = {}
-        for key in list(self.pending):
+        # in the order of their evidence (then of the rules): a set's order would depend on how
+        # the scanner reached them, and causes judged together must come out the same either way
+        for key in sorted(self.pending, key=lambda k: (k[0], self.causes[k].first["line"], k[1])):
             cause = self.causes[key]
             if due(cause):
                 self.pending.discard(key)
