@@ -192,6 +192,9 @@ def assess(
             questions.append(cond.question or f"What is {name} on this server?")
         else:
             n_true += 1
+    if rule.needs_a_known_fact and rule.conditions and n_true == 0:
+        # evidence lines other causes print too: with none of the facts known it is only a guess
+        return ruled_out("none of the facts that tell this cause from the others is known")
     for cond in rule.exclusions:
         if check(cond, facts, used) is True:
             name = _condition_name(cond)

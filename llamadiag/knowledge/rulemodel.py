@@ -212,6 +212,14 @@ class Rule(Strict):
     signatures: list[Signature] = Field(min_length=1)
     conditions: list[Condition] = Field(default_factory=list)
     exclusions: list[Condition] = Field(default_factory=list, description="A fact known true here rules the rule out.")
+    needs_a_known_fact: bool = Field(
+        False,
+        description=(
+            "The rule stays silent (listed as ruled out) unless at least one of its conditions is known "
+            "true: for a cause whose evidence lines other causes print too, so that with every fact "
+            "unknown it would only be a guess next to theirs."
+        ),
+    )
     exclude_lines: list[LineExclusion] = Field(default_factory=list)
     supersedes: list[str] = Field(
         default_factory=list, description="Rule ids hidden when this rule fits the same evidence."

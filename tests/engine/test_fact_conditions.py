@@ -154,3 +154,17 @@ def test_real_server_facts_compare(log: str, same: bool | None) -> None:
     run = diagnose(SAMPLES / "real" / log).report.runs[0]
     known = {k: FactValue(v, None, "log") for k, v in run.facts.items()}
     assert check(cond(fact="n_ctx", equals_fact="n_ctx_train"), known, {}) is same
+
+
+OOM_AT_LOAD = "llama_kv_cache_init: failed to allocate buffer for kv cache\nllama_init_from_model: failed to initialize the context\n"
+
+
+def test_a_shared_line_with_no_fact_known_names_no_guess() -> None:
+    """Every out-of-memory at load prints the allocation line: the default-context rule
+    (needs_a_known_fact) is ruled out when none of its facts is known, and names its cause when
+    the sizes are in the log."""
+    finding, ruled = _verdict(diagnose_text(OOM_AT_LOAD).report)
+    assert finding is None and ruled is not None and "known" in ruled.reason
+    sized = "print_info: n_ctx_train      = 163840\nllama_context: n_ctx         = 163840\n" + OOM_AT_LOAD
+    finding, _ = _verdict(diagnose_text(sized).report)
+    assert finding is not None and finding.confidence == "likely"
