@@ -92,7 +92,7 @@ def check(cond: Condition, facts: dict[str, FactValue], used: dict[str, FactValu
     used[cond.fact] = fact
     value = fact.value
     values = value if isinstance(value, list) else [value]
-    norm = [str(v).lower() for v in values]
+    norm = _words(value)
     if cond.equals is not None:
         return str(cond.equals).lower() in norm
     if cond.in_ is not None:
