@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from llamadiag.engine.facts import FactValue, ServerFacts, parse_version
 from llamadiag.engine.findings import Finding, Report
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.unmatched import UnmatchedCollector
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
@@ -43,6 +44,7 @@ __all__ = [
     "diagnose",
     "diagnose_stream",
     "diagnose_text",
+    "dump",
     "join_pieces",
     "load_knowledge",
     "plan_pieces",

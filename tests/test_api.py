@@ -26,7 +26,7 @@ def test_the_documented_example_runs(capsys: pytest.CaptureFixture[str], monkeyp
 
 def test_diagnose_equals_explain_json(knowledge: api.Knowledge) -> None:
     log = SAMPLES / "seed-ticket.txt"
-    mine = api.diagnose(log, knowledge=knowledge).report.model_dump(mode="json")
+    mine = api.dump(api.diagnose(log, knowledge=knowledge).report, json=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run(
         [sys.executable, "-m", "llamadiag", "explain", "-f", "json", "--no-redact", "--why", str(log)],

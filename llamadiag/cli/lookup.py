@@ -17,6 +17,7 @@ import typer
 from rich.console import Console
 
 from llamadiag import __version__
+from llamadiag.api import dump
 from llamadiag.cli.options import (
     BuildOpt,
     CmdlineOpt,
@@ -75,7 +76,7 @@ def lookup(
         resp = redactor.model(resp)
         summary = redactor.summary()
         if fmt is Format.json:
-            typer.echo(json.dumps(resp.model_dump(mode="json") | {"redaction": summary.model_dump()}, indent=2))
+            typer.echo(json.dumps(resp.model_dump(mode="json") | {"redaction": dump(summary)}, indent=2))
         else:
             versions = f"llamadiag {__version__}, rules {k.digest}"
             typer.echo(lookup_markdown(resp, versions, summary.line()), nl=False)

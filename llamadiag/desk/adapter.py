@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 
 from llamadiag import __version__
-from llamadiag.api import Report
+from llamadiag.api import Report, dump
 from llamadiag.features.lookup.service import LookupResponse
 from llamadiag.features.lookup.service import lookup as run_lookup
 from llamadiag.features.redact import RedactionSummary, Redactor, redact_report
@@ -41,7 +41,7 @@ class Looked:
 
     def json(self) -> str:
         """The same JSON as `llamadiag lookup --format json`."""
-        return json.dumps(self.response.model_dump(mode="json") | {"redaction": self.summary.model_dump()}, indent=2)
+        return json.dumps(self.response.model_dump(mode="json") | {"redaction": dump(self.summary)}, indent=2)
 
 
 def redact(report: Report) -> Redacted:

@@ -1,13 +1,18 @@
 """What the engine concludes: findings (and, for --why, the rules it ruled out).
 
-These models are the JSON output contract (docs/json-output.md); renderers read them.
+These models are the JSON output contract (docs/json-output.md); renderers read them. They are
+plain dataclasses so that `explain` never imports pydantic (start-up time, fleet worker memory):
+engine/reportdata.py dumps, copies and (lazily, with pydantic) validates them, and describes them
+as JSON Schema (render/schema.py). A field's `description` sits in its metadata, where pydantic
+reads it.
 """
 
 from __future__ import annotations
 
+# Every class is keyword-only (a required field may follow a defaulted one, as in a pydantic
+# model) and slotted (memory: a report of thousands of runs holds thousands of these).
+from dataclasses import dataclass, field
 from typing import Any
-
-from pydantic import BaseModel, Field
 
 
 def reference_label(kind: str, ident: str, repo: str, title: str | None) -> str:
@@ -19,17 +24,20 @@ def reference_label(kind: str, ident: str, repo: str, title: str | None) -> str:
     return f"{prefix}{mark}{ident}"
 
 
-class Evidence(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Evidence:
     """One log line quoted as evidence."""
 
     line: int
     text: str
-    time: float | None = Field(
-        default=None, description="Seconds since the server started, from llama's log prefix, where the log has it."
+    time: float | None = field(
+        default=None,
+        metadata={"description": "Seconds since the server started, from llama's log prefix, where the log has it."},
     )
 
 
-class FactUse(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class FactUse:
     """A fact's value as used by a finding, with its line and source."""
 
     value: Any
@@ -42,7 +50,8 @@ class FactUse(BaseModel):
         return cls(value=fact.value, line=fact.line, source=fact.source)
 
 
-class ReferenceOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ReferenceOut:
     """A reference (issue, PR, commit ...) of a finding, with its URL."""
 
     kind: str
@@ -61,14 +70,16 @@ class ReferenceOut(BaseModel):
         return reference_label(self.kind, self.id, self.repo, self.title)
 
 
-class StepOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class StepOut:
     """A remediation step, with its command when it has one."""
 
     text: str
     command: str | None = None
 
 
-class WorkaroundOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class WorkaroundOut:
     """A workaround, its caveat, and its command when it has one."""
 
     text: str
@@ -76,7 +87,8 @@ class WorkaroundOut(BaseModel):
     command: str | None = None
 
 
-class ConditionOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class ConditionOut:
     """One condition of a rule and whether the run's facts make it true, false or unknown."""
 
     fact: str
@@ -85,7 +97,8 @@ class ConditionOut(BaseModel):
     status: str  # true | false | unknown
 
 
-class RunSeen(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RunSeen:
     """One run a grouped finding was seen in: where, how often, and the build it ran."""
 
     run: int
@@ -95,7 +108,8 @@ class RunSeen(BaseModel):
     build: int | None = None
 
 
-class Seen(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Seen:
     """Where one cause was seen across runs: a crash loop repeats the same failure in every run,
     and its finding is shown once with this summary (engine/grouping.py builds it)."""
 
@@ -104,13 +118,17 @@ class Seen(BaseModel):
     last_run: int
     first_time: float | None = None
     last_time: float | None = None
-    builds: list[int] = Field(default_factory=list, description="Distinct known builds of those runs (at most 16).")
-    unknown_build_runs: int = 0
-    examples: list[RunSeen] = Field(
-        default_factory=list, description="The first and the last runs it was seen in (at most 3 of each)."
+    builds: list[int] = field(
+        default_factory=list, metadata={"description": "Distinct known builds of those runs (at most 16)."}
     )
-    last_evidence: list[Evidence] = Field(
-        default_factory=list, description="The evidence of the last run it was seen in, when that is not the first."
+    unknown_build_runs: int = 0
+    examples: list[RunSeen] = field(
+        default_factory=list,
+        metadata={"description": "The first and the last runs it was seen in (at most 3 of each)."},
+    )
+    last_evidence: list[Evidence] = field(
+        default_factory=list,
+        metadata={"description": "The evidence of the last run it was seen in, when that is not the first."},
     )
 
     def sentence(self) -> str:
@@ -132,7 +150,8 @@ class Seen(BaseModel):
         return text
 
 
-class Finding(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Finding:
     """A rule that fits a run: the diagnosis, its evidence, confidence and what to do."""
 
     rule_id: str
@@ -143,43 +162,46 @@ class Finding(BaseModel):
     run: int
     summary: str
     evidence: list[Evidence]
-    values: dict[str, Any] = Field(default_factory=dict)
-    facts_used: dict[str, FactUse] = Field(default_factory=dict)
-    conditions: list[ConditionOut] = Field(default_factory=list)
+    values: dict[str, Any] = field(default_factory=dict)
+    facts_used: dict[str, FactUse] = field(default_factory=dict)
+    conditions: list[ConditionOut] = field(default_factory=list)
     count: int = 1
     first_line: int
     last_line: int
-    references: list[ReferenceOut] = Field(default_factory=list)
+    references: list[ReferenceOut] = field(default_factory=list)
     fixed_in: int | None = None
     introduced_in: int | None = None
     version_status: str
     diagnosis: str
     root_cause: str
     remediation: list[StepOut]
-    workarounds: list[WorkaroundOut] = Field(default_factory=list)
-    not_to_do: list[str] = Field(default_factory=list)
+    workarounds: list[WorkaroundOut] = field(default_factory=list)
+    not_to_do: list[str] = field(default_factory=list)
     verification: list[str]
-    questions: list[str] = Field(default_factory=list)
-    seen: Seen | None = Field(
-        default=None, description="In a report: the runs this same cause was seen in (`run` is the first)."
+    questions: list[str] = field(default_factory=list)
+    seen: Seen | None = field(
+        default=None,
+        metadata={"description": "In a report: the runs this same cause was seen in (`run` is the first)."},
     )
-    source_file: str | None = Field(
-        default=None, description="The rule's file: rules/<category>/<id>.yaml, or a user rule's path."
+    source_file: str | None = field(
+        default=None, metadata={"description": "The rule's file: rules/<category>/<id>.yaml, or a user rule's path."}
     )
 
 
-class RuledOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RuledOut:
     """A rule whose signature matched but that the run's facts or lines ruled out."""
 
     rule_id: str
     run: int
     reason: str
     evidence_line: int
-    runs: int = Field(default=1, description="Runs in which the rule was ruled out for this same reason.")
+    runs: int = field(default=1, metadata={"description": "Runs in which the rule was ruled out for this same reason."})
     last_run: int | None = None
 
 
-class RunSpan(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RunSpan:
     """A run by its index and lines."""
 
     index: int
@@ -187,12 +209,15 @@ class RunSpan(BaseModel):
     last_line: int
 
 
-class RunsSeen(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RunsSeen:
     """Runs with the same facts as the run that shows them (a crash loop restarts identically)."""
 
     runs: int = 1
     last: RunSpan
-    examples: list[RunSpan] = Field(default_factory=list, description="The first and last runs (at most 3 of each).")
+    examples: list[RunSpan] = field(
+        default_factory=list, metadata={"description": "The first and last runs (at most 3 of each)."}
+    )
 
     def sentence(self) -> str:
         """`the same facts in 20 runs: 0, 1, 2, ..., 17, 18, 19; the last on lines 287-300`."""
@@ -205,7 +230,8 @@ class RunsSeen(BaseModel):
         )
 
 
-class RunOut(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RunOut:
     """One server run in the report: its lines, facts, their sources and request statistics."""
 
     index: int
@@ -215,27 +241,29 @@ class RunOut(BaseModel):
     startup_seen: bool
     facts: dict[str, Any]
     fact_sources: dict[str, FactUse]
-    stats: dict[str, Any] = Field(default_factory=dict)
-    seen: RunsSeen | None = Field(
-        default=None, description="Other runs with the same facts and no requests, folded into this one."
+    stats: dict[str, Any] = field(default_factory=dict)
+    seen: RunsSeen | None = field(
+        default=None, metadata={"description": "Other runs with the same facts and no requests, folded into this one."}
     )
 
 
-class Report(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class Report:
     """The diagnosis of a whole input: its runs, findings, ruled-out rules and notes."""
 
     version: str
     rules_version: str
     input: dict[str, Any]
     runs: list[RunOut]
-    run_count: int | None = Field(
-        default=None, description="Server runs read; runs with the same facts are shown once (RunOut.seen)."
+    run_count: int | None = field(
+        default=None,
+        metadata={"description": "Server runs read; runs with the same facts are shown once (RunOut.seen)."},
     )
     findings: list[Finding]
-    ruled_out: list[RuledOut] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
-    unmatched: list[Any] = Field(
-        default_factory=list, description="With --unmatched: warning/error templates no finding explains."
+    ruled_out: list[RuledOut] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    unmatched: list[Any] = field(
+        default_factory=list, metadata={"description": "With --unmatched: warning/error templates no finding explains."}
     )
 
 

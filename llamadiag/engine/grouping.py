@@ -31,6 +31,7 @@ from typing import Any
 import regex
 
 from llamadiag.engine.findings import Finding, RuledOut, RunOut, RunSeen, RunSpan, RunsSeen, Seen
+from llamadiag.engine.reportdata import replace
 
 KEEP = 3  # first and last runs kept as examples of a grouped finding or run
 MAX_BUILDS = 16
@@ -79,7 +80,7 @@ def one_run(run: RunOut, findings: Iterable[Finding], ruled_out: Iterable[RuledO
         seen = _single(f, build, *times)
         key = cause_key(f)
         prior = grouped.get(key)
-        one = f.model_copy(update={"seen": seen})
+        one = replace(f, seen=seen)
         grouped[key] = one if prior is None else merge_findings(prior, one)
     ruled: dict[str, RuledOut] = {}
     for r in ruled_out:
@@ -114,13 +115,12 @@ def merge_findings(a: Finding, b: Finding) -> Finding:
         examples=examples,
         last_evidence=sb.last_evidence or list(b.evidence),
     )
-    return a.model_copy(
-        update={
-            "count": a.count + b.count,
-            "first_line": min(a.first_line, b.first_line),
-            "last_line": max(a.last_line, b.last_line),
-            "seen": seen,
-        }
+    return replace(
+        a,
+        count=a.count + b.count,
+        first_line=min(a.first_line, b.first_line),
+        last_line=max(a.last_line, b.last_line),
+        seen=seen,
     )
 
 
@@ -129,12 +129,12 @@ def merge_runs(a: RunOut, b: RunOut) -> RunOut:
     sa, sb = _runs_seen(a), _runs_seen(b)
     runs = sa.runs + sb.runs
     seen = RunsSeen(runs=runs, last=sb.last, examples=_ends(sa.examples + sb.examples, runs))
-    return a.model_copy(update={"seen": seen})
+    return replace(a, seen=seen)
 
 
 def merge_ruled_out(a: RuledOut, b: RuledOut) -> RuledOut:
     """A rule ruled out for the same reason in `a`'s runs and in `b`'s."""
-    return a.model_copy(update={"runs": a.runs + b.runs, "last_run": b.last_run if b.last_run is not None else b.run})
+    return replace(a, runs=a.runs + b.runs, last_run=b.last_run if b.last_run is not None else b.run)
 
 
 def shift_runs(summary: Summary, offset: int) -> Summary:
@@ -147,9 +147,7 @@ def shift_runs(summary: Summary, offset: int) -> Summary:
         findings={key: _shift_finding(f, offset) for key, f in summary.findings.items()},
         runs={run_key(r): r for r in runs},  # a served run's key holds its index
         ruled_out={
-            key: r.model_copy(
-                update={"run": r.run + offset, "last_run": None if r.last_run is None else r.last_run + offset}
-            )
+            key: replace(r, run=r.run + offset, last_run=None if r.last_run is None else r.last_run + offset)
             for key, r in summary.ruled_out.items()
         },
         run_count=summary.run_count,
@@ -218,26 +216,24 @@ def _runs_seen(run: RunOut) -> RunsSeen:
 def _shift_finding(f: Finding, offset: int) -> Finding:
     seen = f.seen
     if seen is not None:
-        seen = seen.model_copy(
-            update={
-                "first_run": seen.first_run + offset,
-                "last_run": seen.last_run + offset,
-                "examples": [e.model_copy(update={"run": e.run + offset}) for e in seen.examples],
-            }
+        seen = replace(
+            seen,
+            first_run=seen.first_run + offset,
+            last_run=seen.last_run + offset,
+            examples=[replace(e, run=e.run + offset) for e in seen.examples],
         )
-    return f.model_copy(update={"run": f.run + offset, "seen": seen})
+    return replace(f, run=f.run + offset, seen=seen)
 
 
 def _shift_run(run: RunOut, offset: int) -> RunOut:
     seen = run.seen
     if seen is not None:
-        seen = seen.model_copy(
-            update={
-                "last": seen.last.model_copy(update={"index": seen.last.index + offset}),
-                "examples": [e.model_copy(update={"index": e.index + offset}) for e in seen.examples],
-            }
+        seen = replace(
+            seen,
+            last=replace(seen.last, index=seen.last.index + offset),
+            examples=[replace(e, index=e.index + offset) for e in seen.examples],
         )
-    return run.model_copy(update={"index": run.index + offset, "seen": seen})
+    return replace(run, index=run.index + offset, seen=seen)
 
 
 def _merge(a: dict[str, Any], b: dict[str, Any], merge: Any) -> dict[str, Any]:

@@ -23,10 +23,10 @@ Each template also carries `looks_like`: the known llama.cpp reports whose cause
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import regex
-from pydantic import BaseModel, Field
 
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
@@ -40,32 +40,39 @@ MAX_LOOKS_LIKE = 3
 ISSUE_URL = "https://github.com/ggml-org/llama.cpp/issues/{}"
 
 
-class LooksLike(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class LooksLike:
     """A known llama.cpp report whose cause is not settled, matched by a template's lines."""
 
     issue: int
     title: str
-    state: str = Field(description="open | closed-stale | closed-unresolved (rules/formats/unsettled.yaml).")
-    note: str = Field(description="What the thread establishes, and what it does not.")
+    state: str = field(
+        metadata={"description": "open | closed-stale | closed-unresolved (rules/formats/unsettled.yaml)."}
+    )
+    note: str = field(metadata={"description": "What the thread establishes, and what it does not."})
     url: str
-    state_words: str = Field(description="The state in words, e.g. 'closed as stale'.")
+    state_words: str = field(metadata={"description": "The state in words, e.g. 'closed as stale'."})
 
     def label(self) -> str:
         """`#NNNN (open, no known fix)`."""
         return f"#{self.issue} ({self.state_words}, no known fix)"
 
 
-class LineTemplate(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class LineTemplate:
     """A group of similar warning or error lines no rule explains."""
 
     template: str
-    level: str = Field(description="E or W (given by the log, or guessed from its words).")
+    level: str = field(metadata={"description": "E or W (given by the log, or guessed from its words)."})
     count: int = 1
     first_line: int
     last_line: int
-    examples: list[tuple[int, str]] = Field(default_factory=list, description="(line, text) of the first occurrences.")
-    looks_like: list[LooksLike] = Field(
-        default_factory=list, description="Known reports with no settled cause whose lines the examples match."
+    examples: list[tuple[int, str]] = field(
+        default_factory=list, metadata={"description": "(line, text) of the first occurrences."}
+    )
+    looks_like: list[LooksLike] = field(
+        default_factory=list,
+        metadata={"description": "Known reports with no settled cause whose lines the examples match."},
     )
 
 

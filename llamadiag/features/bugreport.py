@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from llamadiag.engine.findings import Report, RunOut
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.unmatched import LineTemplate, LooksLike
 from llamadiag.features.redact import RedactionSummary, Redactor
 from llamadiag.knowledge.formatcache import cached_format
@@ -291,7 +292,7 @@ def draft_report(report: Report, templates: list[LineTemplate], redactor: Redact
         ],
         possibly_same=_possibly_same(templates),
     )
-    r.learn_report(report.model_dump(), [t.model_dump() for t in templates])
+    r.learn_report(dump(report), [dump(t) for t in templates])
     draft = r.model(draft)
     draft.redaction = r.summary()
     return draft

@@ -10,7 +10,7 @@ only applies it. API (used by the CLI commands and the desk):
     redactor.text(s) -> str                # one string of user input (a log line, a captured value)
     redactor.known_only(s) -> str          # one string of rule text: only values already replaced elsewhere
     redactor.value(obj) -> obj             # dicts, lists, tuples, strings (other values kept)
-    redactor.model(m) -> m                 # a pydantic model, re-validated
+    redactor.model(m) -> m                 # a pydantic model (re-validated) or a report dataclass
     redactor.summary() -> RedactionSummary # counts per category; .line() is the closing line
     redact_report(report) -> (Report, RedactionSummary)
 
@@ -26,19 +26,20 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, is_dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import regex
-from pydantic import BaseModel, Field
 
 from llamadiag.engine.findings import Report
+from llamadiag.engine.reportdata import dump, rebuild
 from llamadiag.knowledge.formatcache import cached_format
 
 if TYPE_CHECKING:  # the validated spec comes from the start-up cache as a light copy
     from llamadiag.knowledge.formatmodel import RedactionSpec
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M")  # a pydantic model or a report dataclass
 FLAGS = regex.MULTILINE
 CONTENT = "prompt/response text"
 BASE64 = "base64 payload"
@@ -92,12 +93,13 @@ def knowledge_fields(obj: dict[str, Any]) -> frozenset[str]:
     return frozenset()
 
 
-class RedactionSummary(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class RedactionSummary:
     """What was replaced, for the closing line of a shareable output (and the JSON beside it)."""
 
     enabled: bool = True
-    counts: dict[str, int] = Field(default_factory=dict)
-    distinct: dict[str, int] = Field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    distinct: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
         """The closing line of a shareable output: what was redacted, or that nothing was."""
@@ -246,10 +248,12 @@ class Redactor:
         return obj
 
     def model(self, m: M) -> M:
-        """A copy of a pydantic model with every string of user input redacted."""
+        """A copy of a pydantic model or a report dataclass with every string of user input redacted."""
         if not self.enabled:
             return m
-        return type(m).model_validate(self.value(m.model_dump()))
+        if is_dataclass(m):
+            return rebuild(m, self.value(dump(m)))
+        return type(m).model_validate(self.value(m.model_dump()))  # type: ignore[attr-defined]
 
     def learn(self, obj: Any) -> None:
         """Collect secret values from the user input in obj, so a key seen once is masked in every place."""
@@ -460,8 +464,8 @@ def redact_report(report: Report, redactor: Redactor | None = None) -> tuple[Rep
     r = redactor or Redactor()
     if not r.enabled:
         return report, r.summary()
-    data, summary = redact_data(report.model_dump(), r)
-    return Report.model_validate(data), summary
+    data, summary = redact_data(dump(report), r)
+    return rebuild(report, data), summary
 
 
 def redact_data(data: dict[str, Any], redactor: Redactor | None = None) -> tuple[dict[str, Any], RedactionSummary]:

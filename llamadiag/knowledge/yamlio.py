@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+if TYPE_CHECKING:  # pydantic is imported where a file is validated: explain on a cache hit never is
+    from pydantic import BaseModel
 
 
 class RuleFileError(Exception):
@@ -168,11 +169,13 @@ def line_of(positions: dict[tuple, int], loc: tuple) -> int | None:
     return positions.get(())
 
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 def validate(model: type[M], data: Any, path: Path, positions: dict[tuple, int]) -> M:
     """Validate data against a model, raising RuleFileError at the first problem's line."""
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from llamadiag.engine.findings import Report
+from llamadiag.engine.reportdata import dump
 
 if TYPE_CHECKING:
     from llamadiag.features.redact import RedactionSummary, Redactor
@@ -46,23 +47,23 @@ def report_data(report: Report, redactor: Redactor, why: bool) -> dict[str, Any]
 
     runs, report.runs = report.runs, []
     findings, report.findings = report.findings, []
-    data = _wrapper(report) | report.model_dump(mode="json")
-    data["runs"] = [item.model_dump(mode="json") for item in _drain(runs)]
-    data["findings"] = [item.model_dump(mode="json") for item in _drain(findings)]
+    data = _wrapper(report) | dump(report, json=True)
+    data["runs"] = [dump(item, json=True) for item in _drain(runs)]
+    data["findings"] = [dump(item, json=True) for item in _drain(findings)]
     _examples_as_evidence(data["unmatched"])
     data, redaction = redact_data(data, redactor)
     if not why:
         del data["ruled_out"]
-    data["redaction"] = redaction.model_dump()
+    data["redaction"] = dump(redaction)
     return data
 
 
 def redacted_report_data(report: Report, redaction: RedactionSummary) -> dict[str, Any]:
     """The JSON contract's data of a report that was already redacted (the desk's API), without
     `ruled_out`: the same as `explain --format json` prints."""
-    data = _wrapper(report) | report.model_dump(mode="json", exclude={"ruled_out"})
+    data = _wrapper(report) | dump(report, json=True, exclude={"ruled_out"})
     _examples_as_evidence(data["unmatched"])
-    data["redaction"] = redaction.model_dump()
+    data["redaction"] = dump(redaction)
     return data
 
 
@@ -81,9 +82,9 @@ def facts_data(report: Report, redactor: Redactor) -> dict[str, Any]:
 
     data = _wrapper(report) | {
         "input": report.input,
-        "runs": [r.model_dump(mode="json") for r in report.runs],
+        "runs": [dump(r, json=True) for r in report.runs],
         "notes": list(report.notes),
     }
     data, redaction = redact_data(data, redactor)
-    data["redaction"] = redaction.model_dump()
+    data["redaction"] = dump(redaction)
     return data

@@ -8,12 +8,14 @@ shared with the lookup and bug-report renderers.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.findings import Finding, ReferenceOut, Report, StepOut, WorkaroundOut
-from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike  # the draft's models
 from llamadiag.mdtext import code, esc, fence, link
 from llamadiag.render.words import run_words, stats_words, value_words
+
+if TYPE_CHECKING:  # the draft's models: pydantic, which `explain -f markdown` does not import
+    from llamadiag.features.bugreport import BugReport, LineTemplate, LooksLike
 
 CONF_WORDS = {
     "confirmed": "Confirmed",
@@ -151,8 +153,7 @@ def report_markdown(report: Report, redaction_note: str | None = None) -> str:
         out += ["", finding_markdown(f)]
     if report.unmatched:
         out += ["", "## Lines no rule explains", ""]
-        # a redacted report comes back from its dump: its templates are plain dicts then
-        templates = [LineTemplate.model_validate(t) if isinstance(t, dict) else t for t in report.unmatched]
+        templates: list[LineTemplate] = report.unmatched
         out += [
             f"- {t.count}× `{t.level}` from line {t.first_line}: {code(t.template)}" + looks_like_md(t.looks_like)
             for t in templates

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
+from llamadiag.engine.reportdata import dump
 from llamadiag.render.layout import TableView, is_plain, plain_lines
 from llamadiag.render.terminal import safe
 from llamadiag.render.words import value_words
@@ -70,5 +71,5 @@ def probe_json(result: ProbeResult, redactor: Redactor) -> str:
     from llamadiag.features.redact import redact_data
 
     data, redaction = redact_data(result.to_json(), redactor)
-    data["redaction"] = redaction.model_dump()
+    data["redaction"] = dump(redaction)
     return json.dumps(data, indent=2)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import is_dataclass
 from typing import IO, Any
 
-from pydantic import BaseModel
 from rich.console import Console
 from rich.text import Text
 
+from llamadiag.engine.reportdata import dump
 from llamadiag.features.redact import Redactor
 from llamadiag.render.layout import TableView, plain_lines
 from llamadiag.render.terminal import CONF_STYLE, SEV_STYLE, finding_panel, run_bits, safe
@@ -24,8 +25,8 @@ REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
 
 
 def _encode(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
+    if is_dataclass(value) and not isinstance(value, type):  # a finding, a run ...
+        return dump(value, json=True)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
@@ -87,7 +88,7 @@ class JsonlSink:
             r.learn(body)
             event = {"type": data["type"], "at": data["at"], **r.value(body)}
         if r is not None and event["type"] == "summary":
-            event = {**event, "redaction": r.summary().model_dump()}
+            event = {**event, "redaction": dump(r.summary())}
         self.out.write(json.dumps(event, default=_encode, ensure_ascii=False) + "\n")
         self.out.flush()
 

@@ -133,3 +133,20 @@ def test_the_command_line_does_not_scan_for_pydantic_plugins(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines()[-1] == "plugins None"  # never looked for
+
+
+@pytest.mark.parametrize("fmt", ["rich", "json", "markdown", "sarif"])
+def test_explain_does_not_import_pydantic(tmp_path, fmt: str) -> None:
+    """Issue #11 point 4 / #12: the report models are plain dataclasses (engine/findings.py), so
+    `explain` in any format imports no pydantic on a cache hit (its import and the model classes
+    were ~235 ms of a start and weigh on every fleet worker). Only the schema and validating a
+    report read back (engine/reportdata.py) import it."""
+    log = tmp_path / "server.log"
+    log.write_text("main: loading model\n")
+    args = ("explain", str(log), "-f", fmt)
+    proc, _ = imported(*args, timeout=900)  # the knowledge cache may be cold (a code change)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, mods = imported(*args)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "llamadiag.engine.findings" in mods and "llamadiag.engine.analyze" in mods
+    assert not {m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core")}

@@ -10,6 +10,7 @@ have been replayed (else the comparison would say nothing).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from llamadiag.engine.analyze import Analyzer
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.scan.multimatch import hyperscan_available
 from llamadiag.engine.scan.replay import _only_time
 from llamadiag.source.blocks import read_byte_blocks
@@ -39,7 +41,7 @@ def _report(knowledge, path: Path, engine: str, replay: bool, block: int) -> tup
     for data in read_byte_blocks(str(path), read, block):
         analyzer.feed_bytes(data)
     report = analyzer.report(notes=read.notes())
-    return report.model_dump_json(exclude={"rules_version"}), analyzer.scanner.replay.skipped
+    return json.dumps(dump(report, json=True, exclude={"rules_version"})), analyzer.scanner.replay.skipped
 
 
 def _shift(text: str, micros: int) -> str:

@@ -10,6 +10,7 @@ from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.diagnose import diagnose_blocks
 from llamadiag.engine.findings import Report
 from llamadiag.engine.grouping import Summary, combine, finish
+from llamadiag.engine.reportdata import dump
 from llamadiag.knowledge.loader import Knowledge
 from tests.paths import SAMPLES
 
@@ -82,7 +83,7 @@ def _per_run(knowledge: Knowledge, text: str) -> tuple[list[Summary], Report]:
 
 def _dump(summary: Summary) -> str:
     runs, findings, ruled = finish(summary)
-    return json.dumps([[x.model_dump(mode="json") for x in part] for part in (runs, findings, ruled)])
+    return json.dumps([[dump(x, json=True) for x in part] for part in (runs, findings, ruled)])
 
 
 def test_combine_is_associative_with_an_identity(knowledge: Knowledge) -> None:
@@ -97,8 +98,8 @@ def test_combine_is_associative_with_an_identity(knowledge: Knowledge) -> None:
     assert _dump(right) == _dump(left)
     assert _dump(combine(Summary(), left)) == _dump(left) == _dump(combine(left, Summary()))
     _, findings, _ = finish(left)
-    assert [f.model_dump() for f in sorted(findings, key=lambda f: f.rule_id + str(f.run))] == [
-        f.model_dump() for f in sorted(report.findings, key=lambda f: f.rule_id + str(f.run))
+    assert [dump(f) for f in sorted(findings, key=lambda f: f.rule_id + str(f.run))] == [
+        dump(f) for f in sorted(report.findings, key=lambda f: f.rule_id + str(f.run))
     ]
 
 

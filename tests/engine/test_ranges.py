@@ -10,6 +10,7 @@ two ranges are scanned again as one.
 from __future__ import annotations
 
 import importlib.util
+import json
 import random
 from itertools import pairwise
 from pathlib import Path
@@ -21,6 +22,7 @@ from llamadiag import api
 from llamadiag.cli import app
 from llamadiag.engine import ranges
 from llamadiag.engine.analyze import report_of
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.scan.multimatch import hyperscan_available
 from llamadiag.source.ranges import merge_reads, read_range, splittable_size, window
 from tests.paths import ROOT, SAMPLES
@@ -47,7 +49,7 @@ def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
 
 
 def _json(d: api.Diagnosis) -> str:
-    return d.report.model_dump_json()
+    return json.dumps(dump(d.report, json=True))
 
 
 def _bench(name: str):  # bench/*.py are scripts, not part of the package
@@ -72,7 +74,7 @@ def _scan_here(k: api.Knowledge, path: Path, start: int, end: int) -> ranges.Ran
 
 def _report_json(k: api.Knowledge, path: Path, scan: ranges.RangeScan) -> str:
     read = merge_reads(str(path), list(scan.reads))
-    return report_of(k, scan.result(), api._file_info(read), read.notes()).model_dump_json()
+    return json.dumps(dump(report_of(k, scan.result(), api._file_info(read), read.notes()), json=True))
 
 
 def _plan(k: api.Knowledge, path: Path, pieces: int) -> list[tuple[int, int]]:

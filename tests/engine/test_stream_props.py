@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.envelope import EnvelopeParser
+from llamadiag.engine.reportdata import dump
 from llamadiag.features.redact import Redactor
 from llamadiag.features.watch.watcher import Watcher
 from llamadiag.knowledge.loader import load_knowledge
@@ -142,7 +144,7 @@ def _report_json(lines_blocks: list[list[str]], bulk: bool) -> str:
     analyzer.scanner.bulk_from = 0 if bulk else 1 << 62
     for block in lines_blocks:
         analyzer.feed(block)
-    return analyzer.report().model_dump_json(exclude={"rules_version"})
+    return json.dumps(dump(analyzer.report(), json=True, exclude={"rules_version"}))
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -37,6 +37,7 @@ from typing import Any, Protocol, cast
 
 from llamadiag.engine.envelope import plain
 from llamadiag.engine.grouping import KEEP, Summary, combine
+from llamadiag.engine.reportdata import replace
 from llamadiag.engine.run import Run
 from llamadiag.engine.scan.host import ScanHost
 from llamadiag.engine.scan.multimatch import Engine
@@ -610,43 +611,36 @@ def _shifted(t: Template, dr: int, dl: int, times: dict[int, float | None] | Non
     for key, f in t.summary.findings.items():
         seen = f.seen
         assert seen is not None
-        evidence = [
-            e.model_copy(update={"line": e.line + dl, "time": e.time if times is None else times[e.line]})
-            for e in f.evidence
-        ]
+        evidence = [replace(e, line=e.line + dl, time=e.time if times is None else times[e.line]) for e in f.evidence]
         update: dict[str, Any] = {
             "first_run": seen.first_run + dr,
             "last_run": seen.last_run + dr,
             "examples": [
-                x.model_copy(update={"run": x.run + dr, "first_line": x.first_line + dl, "last_line": x.last_line + dl})
+                replace(x, run=x.run + dr, first_line=x.first_line + dl, last_line=x.last_line + dl)
                 for x in seen.examples
             ],
-            "last_evidence": [e.model_copy(update={"line": e.line + dl}) for e in seen.last_evidence],
+            "last_evidence": [replace(e, line=e.line + dl) for e in seen.last_evidence],
         }
         if times is not None and evidence:
             update["first_time"], update["last_time"] = evidence[0].time, evidence[-1].time
-        findings[key] = f.model_copy(
-            update={
-                "run": f.run + dr,
-                "first_line": f.first_line + dl,
-                "last_line": f.last_line + dl,
-                "evidence": evidence,
-                "seen": seen.model_copy(update=update),
-            }
+        findings[key] = replace(
+            f,
+            run=f.run + dr,
+            first_line=f.first_line + dl,
+            last_line=f.last_line + dl,
+            evidence=evidence,
+            seen=replace(seen, **update),
         )
     runs = {
-        key: r.model_copy(
-            update={"index": r.index + dr, "first_line": r.first_line + dl, "last_line": r.last_line + dl}
-        )
+        key: replace(r, index=r.index + dr, first_line=r.first_line + dl, last_line=r.last_line + dl)
         for key, r in t.summary.runs.items()
     }
     ruled = {
-        key: r.model_copy(
-            update={
-                "run": r.run + dr,
-                "evidence_line": r.evidence_line + dl,
-                "last_run": None if r.last_run is None else r.last_run + dr,
-            }
+        key: replace(
+            r,
+            run=r.run + dr,
+            evidence_line=r.evidence_line + dl,
+            last_run=None if r.last_run is None else r.last_run + dr,
         )
         for key, r in t.summary.ruled_out.items()
     }
@@ -662,19 +656,18 @@ def _widen(s: Summary, one: Summary, m: int) -> Summary:
         assert seen is not None and per_seen is not None
         runs = seen.runs + m * per_seen.runs
         unknown = seen.unknown_build_runs + m * per_seen.unknown_build_runs
-        findings[key] = f.model_copy(
-            update={
-                "count": f.count + m * per.count,
-                "seen": seen.model_copy(update={"runs": runs, "unknown_build_runs": unknown}),
-            }
+        findings[key] = replace(
+            f,
+            count=f.count + m * per.count,
+            seen=replace(seen, runs=runs, unknown_build_runs=unknown),
         )
     runs_out = {}
     for key, r in s.runs.items():
         assert r.seen is not None
         one_seen = one.runs[key].seen
         per_runs = one_seen.runs if one_seen is not None else 1
-        runs_out[key] = r.model_copy(update={"seen": r.seen.model_copy(update={"runs": r.seen.runs + m * per_runs})})
-    ruled = {key: r.model_copy(update={"runs": r.runs + m * one.ruled_out[key].runs}) for key, r in s.ruled_out.items()}
+        runs_out[key] = replace(r, seen=replace(r.seen, runs=r.seen.runs + m * per_runs))
+    ruled = {key: replace(r, runs=r.runs + m * one.ruled_out[key].runs) for key, r in s.ruled_out.items()}
     return Summary(findings=findings, runs=runs_out, ruled_out=ruled, run_count=s.run_count + m * one.run_count)
 
 

@@ -26,6 +26,7 @@ from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Finding
 from llamadiag.engine.matcher import Match
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.run import Run
 from llamadiag.features.watch.settle import SettlePolicy
 from llamadiag.knowledge.loader import Knowledge
@@ -199,7 +200,7 @@ class Watcher:
     def _announce(self, run: Run) -> None:
         self.announced.add(run.index)
         self.runs_seen += 1
-        out = self.a.run_out(run).model_dump(mode="json", exclude={"stats"})
+        out = dump(self.a.run_out(run), json=True, exclude={"stats"})
         self.emit({"type": "run_start", "at": now_iso(), "run": out})
 
     def _end_run(self, run: Run) -> None:

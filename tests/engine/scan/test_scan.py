@@ -8,6 +8,7 @@ generated benchmark log is compared with the plain entry-by-entry path.
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from llamadiag.engine.analyze import Analyzer
+from llamadiag.engine.reportdata import dump
 from llamadiag.engine.scan.multimatch import hyperscan_available
 from llamadiag.engine.scan.stops import rare_byte_regex
 from llamadiag.ruletools.selftest import check_expectation
@@ -43,7 +45,7 @@ def _report(
 
 
 def _json(report) -> str:
-    return report.model_dump_json(exclude={"rules_version"})
+    return json.dumps(dump(report, json=True, exclude={"rules_version"}))
 
 
 def _gen(name: str = "gen"):  # bench/gen.py and bench/gen_requests.py are scripts, not part of the package

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from llamadiag.engine.analyze import Analyzer
+from llamadiag.engine.reportdata import dump
 from llamadiag.features.redact import Redactor
 from llamadiag.features.watch.watcher import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
 from llamadiag.knowledge.loader import Knowledge
@@ -170,7 +172,7 @@ def _comparable(events: list[dict[str, Any]]) -> list[Any]:
     out: list[Any] = []
     for e in events:
         if e["type"] == "finding":
-            out.append(("finding", e["finding"].model_dump_json()))
+            out.append(("finding", json.dumps(dump(e["finding"], json=True))))
         elif e["type"] == "run_start":
             out.append(("run_start", e["run"]["index"], e["run"]["facts"]))
         elif e["type"] == "summary":
