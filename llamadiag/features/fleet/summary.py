@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from llamadiag.knowledge.rulemodel import Confidence, Severity
+from llamadiag.knowledge.levels import Confidence, Severity  # no pydantic: a worker imports this
 
 # what `--unmatched` keeps per log; a fleet groups at most this many per instance
 MAX_TEMPLATES_PER_INSTANCE = 30
