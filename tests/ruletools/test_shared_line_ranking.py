@@ -7,11 +7,10 @@ from __future__ import annotations
 from llamadiag.ruletools.selftest import analyze_text
 
 MTP_PASTE = (
-    "common_speculative_init_result: failed to create MTP context\n"
-    "llama_server: exiting due to model loading error\n"
+    "common_speculative_init_result: failed to create MTP context\nllama_server: exiting due to model loading error\n"
 )
 NON_CAUSAL = (
-    'C:\\Sources\\llama.cpp\\src\\llama-context.cpp:1220: GGML_ASSERT((cparams.causal_attn || cparams.n_ubatch'
+    "C:\\Sources\\llama.cpp\\src\\llama-context.cpp:1220: GGML_ASSERT((cparams.causal_attn || cparams.n_ubatch"
     ' >= n_tokens_all) && "non-causal attention requires n_ubatch >= n_tokens") failed\n'
 )
 SLOT_LINES = (
