@@ -175,7 +175,7 @@ def session(
     for i in range(n_requests):
         body += request_legacy(r, c, task) if legacy else request_default(r, c, task, style == "lv4")
         task += r.randint(1, 200)
-        if i % every == every // 2 and style in ("default", "lv4", "raw"):
+        if every > 0 and i % every == every // 2 and style in ("default", "lv4", "raw"):  # 0: a healthy log
             body += inject()
     if style == "legacy":
         return [f"{Clock(r).rfc3339()} {line}" for line in body]
@@ -223,7 +223,7 @@ def main() -> None:
     ap.add_argument("--size", default="200M", help="target size (K, M, G suffixes)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--inject-every", type=int, default=INJECT_EVERY, help="requests between spliced-in failures")
+    ap.add_argument("--inject-every", type=int, default=INJECT_EVERY, help="requests between spliced-in failures (0: none, a healthy log)")
     args = ap.parse_args()
     n = generate(parse_size(args.size), args.out, args.seed, inject_every=args.inject_every)
     print(f"{args.out}: {n / 1e6:.1f} MB", file=sys.stderr)

@@ -268,9 +268,12 @@ def terminal(color: Color) -> Console:
     """The console of a terminal view; never: no escape sequence at all."""
     if color is Color.always:
         return deferred_console(highlight=False, force_terminal=True)
-    if color is Color.never:
-        return deferred_console(highlight=False, color_system=None)
-    return deferred_console(highlight=False)  # rich itself honours NO_COLOR and FORCE_COLOR
+    options: dict[str, Any] = {"highlight": False} | ({"color_system": None} if color is Color.never else {})
+    from llamadiag.render.plainconsole import PlainConsole, writes_plain
+
+    if writes_plain(sys.stdout):  # a pipe or a file: the plain layout, written without rich
+        return cast("Console", PlainConsole(sys.stdout, **options))
+    return deferred_console(**options)  # rich itself honours NO_COLOR and FORCE_COLOR
 
 
 @contextmanager

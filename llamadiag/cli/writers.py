@@ -9,7 +9,7 @@ import contextlib
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, cast
 
 from llamadiag.api import Report
 from llamadiag.cli.common import ExplainFormat, Format, deferred_console, fail, redactor_for
@@ -74,6 +74,10 @@ class ReportWriter:
 def console_on(out: IO[str]) -> Console:
     """The console for a view written to `out`: standard output's, or a file's (plain layout);
     made when first used, so that the other formats never import rich."""
+    from llamadiag.render.plainconsole import PlainConsole, writes_plain
+
+    if writes_plain(out):  # a pipe or a file: the plain layout, written without rich
+        return cast("Console", PlainConsole(out, highlight=False))
     if out is sys.stdout:  # as render.layout.stdout_console
         return deferred_console(plain_lines=True, highlight=False)
     return deferred_console(plain_lines=True, file=out, highlight=False)

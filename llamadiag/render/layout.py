@@ -12,19 +12,35 @@ layout when printed, by the console they are printed on.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+import sys
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
+from llamadiag.render.styled import plain_of
+
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+    from rich.table import Table
+    from rich.text import Text
 
 PLAIN_GAP = "  "  # between the columns of a plain table
 PLAIN_MAX_COLUMN = 40  # a plain column is at most this wide for alignment; longer cells are kept whole
 
 
-def is_plain(console: Console) -> bool:
+class Printer(Protocol):
+    """What the views print on: a rich Console, or render.plainconsole.PlainConsole."""
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the output is a terminal (the rich layout) or not (the plain one)."""
+
+    soft_wrap: bool
+
+    def print(self, *objects: Any, style: str | None = None) -> None:
+        """Print the objects, a line each."""
+
+
+def is_plain(console: Printer) -> bool:
     """Whether the console gets the plain layout (its output is not a terminal)."""
     return not console.is_terminal
 
@@ -33,24 +49,54 @@ def stdout_console() -> Console:
     """The console of a command's standard output. On a terminal: rich's layout at the window's
     width. Otherwise: no colour, and lines are never wrapped or cropped (soft wrap), so the
     plain layout reaches the pipe or file whole."""
+    from rich.console import Console
+
     console = Console(highlight=False)
     plain_lines(console)
     return console
 
 
-def plain_lines(console: Console) -> Console:
+PrinterT = TypeVar("PrinterT", bound=Printer)
+
+
+def plain_lines(console: PrinterT) -> PrinterT:
     """Let a console that does not write to a terminal print lines whole (no wrap, no crop)."""
     if is_plain(console):
         console.soft_wrap = True
     return console
 
 
-def _one_line(cell: Any) -> Text:
+def text_lines(text: str) -> list[str]:
+    """The lines of a text as rich splits a Text on newlines (a final newline ends the last line
+    instead of starting an empty one)."""
+    lines = text.split("\n")
+    if len(lines) > 1 and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _one_line(cell: Any) -> str:
     """A cell on one line: the lines of a multi-line cell joined by '; '."""
-    text = cell if isinstance(cell, Text) else Text(str(cell))
-    if "\n" in text.plain:
-        text = Text("; ").join(line for line in text.split("\n") if line.plain)
-    return text
+    text = plain_of(cell)
+    return "; ".join(line for line in text_lines(text) if line) if "\n" in text else text
+
+
+def _is_rich_table(part: object) -> bool:
+    """Whether `part` is a rich Table (never, unless something imported rich's tables)."""
+    tables = sys.modules.get("rich.table")
+    return tables is not None and isinstance(part, tables.Table)
+
+
+def _rich_title(title: Any) -> Any:
+    """A panel's title as rich takes it: a str (read as markup, as always) or a rich Text."""
+    return title.__rich__() if hasattr(title, "__rich__") else title
+
+
+def _to_rich(item: object) -> RenderableType:
+    """A plain line as rich Text (never parsed as markup); anything else as it is."""
+    from rich.text import Text
+
+    return Text(item) if isinstance(item, str) else item  # type: ignore[return-value]  # a renderable
 
 
 class Block:
@@ -59,39 +105,47 @@ class Block:
 
     def __init__(
         self,
-        body: Sequence[RenderableType],
-        title: Text,
-        subtitle: Text | None = None,
+        body: Sequence[Any],
+        title: Any,
+        subtitle: Any | None = None,
         border_style: str = "",
     ) -> None:
-        self.body = list(body)
+        self.body = list(body)  # texts (str, Styled, rich Text), TableViews, rich renderables
         self.title = title
         self.subtitle = subtitle
         self.border_style = border_style
 
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        """A panel, or the plain lines."""
-        if not is_plain(console):
-            yield Panel(
-                Group(*self.body),
-                title=self.title,
-                title_align="left",
-                subtitle=self.subtitle,
-                border_style=self.border_style,
-            )
-            return
-        yield Text("== " + " ".join(self.title.plain.split()), style="bold")
+    def plain_items(self) -> Iterator[object]:
+        """The plain layout: lines (str), and any body part that is neither text nor a table as
+        it is (only a rich console can print that)."""
+        yield "== " + " ".join(plain_of(self.title).split())
         for part in self.body:
-            if isinstance(part, Text):
-                yield from (Text(PLAIN_GAP) + line if line.plain else line for line in part.split("\n"))
+            if hasattr(part, "plain"):  # Styled or rich Text (a str part stays a renderable: markup)
+                yield from (PLAIN_GAP + line if line else line for line in text_lines(plain_of(part)))
             elif isinstance(part, TableView):
                 yield from part.plain_lines(indent=PLAIN_GAP)
-            elif isinstance(part, Table):  # a rich table built elsewhere: its cells, aligned
+            elif _is_rich_table(part):  # a rich table built elsewhere: its cells, aligned
                 yield from TableView.of(part).plain_lines(indent=PLAIN_GAP)
             else:
                 yield part
         if self.subtitle is not None:
-            yield Text(PLAIN_GAP + "-- ") + self.subtitle
+            yield PLAIN_GAP + "-- " + plain_of(self.subtitle)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """A panel, or the plain lines."""
+        if not is_plain(console):
+            from rich.console import Group
+            from rich.panel import Panel
+
+            yield Panel(
+                Group(*self.body),
+                title=_rich_title(self.title),
+                title_align="left",
+                subtitle=_rich_title(self.subtitle),
+                border_style=self.border_style,
+            )
+            return
+        yield from map(_to_rich, self.plain_items())
 
 
 class TableView:
@@ -118,6 +172,8 @@ class TableView:
     @classmethod
     def of(cls, table: Table) -> TableView:
         """The view of a rich table (its columns, cells and right-justified columns)."""
+        from rich.text import Text
+
         names = [str(c.header) or f"column {i}" for i, c in enumerate(table.columns)]
         view = cls(
             names,
@@ -130,11 +186,13 @@ class TableView:
         return view
 
     def add_row(self, *cells: Any) -> None:
-        """Add a row (str or rich Text cells, one per column)."""
+        """Add a row (str, Styled or rich Text cells, one per column)."""
         self.rows.append(list(cells))
 
     def rich_table(self) -> Table:
         """The rich table of the terminal layout."""
+        from rich.table import Table
+
         table = Table.grid(padding=(0, 1)) if self.grid else Table(title=self.title, title_justify="left")
         for name, style in zip(self.columns, self.styles, strict=True):
             table.add_column(
@@ -147,33 +205,32 @@ class TableView:
             table.add_row(*row)
         return table
 
-    def plain_lines(self, indent: str = "") -> Iterable[Text]:
+    def plain_lines(self, indent: str = "") -> list[str]:
         """The plain layout: the title, a header unless a grid, each row on one line."""
-        if self.title is not None:
-            yield _one_line(self.title)
+        lines = [] if self.title is None else [_one_line(self.title)]
         rows = [[_one_line(c) for c in row] for row in self.rows]
         if not self.grid:
-            rows.insert(0, [Text(name, style="bold") for name in self.columns])
+            rows.insert(0, list(self.columns))
         widths = [
-            min(PLAIN_MAX_COLUMN, max((len(r[i].plain) for r in rows if i < len(r)), default=0))
+            min(PLAIN_MAX_COLUMN, max((len(r[i]) for r in rows if i < len(r)), default=0))
             for i in range(len(self.columns))
         ]
         for row in rows:
-            line = Text(indent)
+            line = indent
             for i, cell in enumerate(row):
-                pad = " " * max(0, widths[i] - len(cell.plain))
+                pad = " " * max(0, widths[i] - len(cell))
                 if self.columns[i] in self.right:
-                    line.append(pad)
+                    line += pad
                     pad = ""
-                line.append_text(cell)
+                line += cell
                 if i < len(row) - 1:
-                    line.append(pad + PLAIN_GAP)
-            line.rstrip()
-            yield line
+                    line += pad + PLAIN_GAP
+            lines.append(line.rstrip())
+        return lines
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         """The rich table, or the plain lines."""
         if is_plain(console):
-            yield from self.plain_lines()
+            yield from map(_to_rich, self.plain_lines())
         else:
             yield self.rich_table()
