@@ -196,7 +196,12 @@ def _add(groups: dict[str, _Group], number: int, level: str, text: str, rules: s
 def _finish(groups: dict[str, _Group], explained: set[str], limit: int) -> list[LineTemplate]:
     out = [
         LineTemplate(
-            template=key[2:], level=g.level, count=g.count, first_line=g.first, last_line=g.last, examples=list(g.examples)
+            template=key[2:],
+            level=g.level,
+            count=g.count,
+            first_line=g.first,
+            last_line=g.last,
+            examples=list(g.examples),
         )
         for key, g in groups.items()
         if not (g.rules & explained)
