@@ -27,6 +27,8 @@ REDACT_MEMORY = 4096  # distinct strings remembered by StreamRedactor
 def _encode(value: Any) -> Any:
     if is_dataclass(value) and not isinstance(value, type):  # a finding, a run ...
         return dump(value, json=True)
+    if hasattr(value, "model_dump"):  # a pydantic model (not imported here: watch's start stays light)
+        return value.model_dump(mode="json")
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
