@@ -223,7 +223,9 @@ def main() -> None:
     ap.add_argument("--size", default="200M", help="target size (K, M, G suffixes)")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--inject-every", type=int, default=INJECT_EVERY, help="requests between spliced-in failures (0: none, a healthy log)")
+    ap.add_argument(
+        "--inject-every", type=int, default=INJECT_EVERY, help="requests between spliced-in failures (0: a healthy log)"
+    )
     args = ap.parse_args()
     n = generate(parse_size(args.size), args.out, args.seed, inject_every=args.inject_every)
     print(f"{args.out}: {n / 1e6:.1f} MB", file=sys.stderr)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from llamadiag.knowledge.files import (
     builtin_rules_dir,
@@ -72,6 +72,9 @@ class Knowledge:
     rules: list[LoadedRule]
     errors: list[RuleFileError] = field(default_factory=list)
     digest: str = ""
+    # what the engine derives from the knowledge once per knowledge (the literal index), kept
+    # with it in the start-up cache; the engine owns the values
+    derived: dict[str, Any] = field(default_factory=dict)
 
     def rule(self, rule_id: str) -> LoadedRule | None:
         """The loaded rule with this id, or None."""

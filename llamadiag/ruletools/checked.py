@@ -22,6 +22,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from llamadiag import __version__, cache
+from llamadiag.engine.literals import index_for
 from llamadiag.knowledge.files import builtin_rules_dir, files_under, source_files, user_rules_dirs
 from llamadiag.knowledge.light import from_model
 from llamadiag.knowledge.loader import Knowledge, load_knowledge
@@ -73,6 +74,8 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
     # rule errors are cached too: they are reported from the cache on every run. Not a refused
     # shipped rule: the project's tests pass it, so its refusal here is this machine's moment (the
     # pattern time budget on a loaded machine) and the next run checks it again
+    k.derived.clear()  # the checks' own index compiled patterns: cache a fresh one, sources only
+    index_for(k)
     if not any(e.message.startswith(REFUSED) and _shipped(e.path) for e in k.errors):
         cache.write(name, pickle.dumps(k, protocol=pickle.HIGHEST_PROTOCOL))
     return k
@@ -86,9 +89,8 @@ def lighten(k: Knowledge) -> Knowledge:
     all, so that what the models share stays shared)."""
     memo: dict[int, object] = {}
     rules = [from_model(loaded.rule, memo) for loaded in k.rules]  # all copied before any is replaced
-    parts = {
-        f.name: from_model(getattr(k, f.name), memo) for f in fields(k) if f.name not in ("rules", "errors", "digest")
-    }
+    kept = ("rules", "errors", "digest", "derived")
+    parts = {f.name: from_model(getattr(k, f.name), memo) for f in fields(k) if f.name not in kept}
     for loaded, rule in zip(k.rules, rules, strict=True):
         loaded.rule = rule
     for name, value in parts.items():
