@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from llamadiag.engine.findings import Evidence, Finding, Report, RuledOut
-from llamadiag.lines import strip_controls
 from llamadiag.render.layout import Block, Printer, TableView, is_plain, plain_lines
 from llamadiag.render.styled import Styled, styled_safe
 from llamadiag.render.words import run_words, stats_words, value_words
@@ -23,9 +22,7 @@ SEV_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info"
 def safe(value: Any) -> Text:
     """The value as rich Text with control characters removed (log text is untrusted); for the
     views that are built with rich (watch, lookup, fleet ...)."""
-    from rich.text import Text
-
-    return Text(strip_controls(str(value)))
+    return styled_safe(value).__rich__()
 
 
 def source_label(source: str) -> str:
