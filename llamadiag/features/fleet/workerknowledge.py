@@ -1,0 +1,50 @@
+"""The knowledge a fleet worker is handed: what the scan and a log's summary need, not the text
+the report is written with.
+
+A worker boils each report down to a `Summary` (rule ids, counts, confidence, builds, unmatched
+templates); the fleet report is rendered in the command's process from the command's own, full
+knowledge. So the rules' examples, remediation, workarounds, verification, root cause, summary
+and "not to do" advice (about 1.2 MiB of each worker's memory, half the rules' size) stay home.
+
+Kept: everything the engine reads to find, rank and group findings (signatures, conditions,
+versions, references: their roles decide the version status; the diagnosis templates: the
+rendered diagnosis is part of what makes two findings one cause, `engine.grouping.cause_key`).
+The literal index (`Knowledge.derived`) refers to rules by position, so the order is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from llamadiag import api
+
+# rule fields a worker never reads into a summary, and their empty values
+UNUSED_ON_WORKERS: dict[str, Any] = {
+    "examples": [],
+    "remediation": [],
+    "workarounds": [],
+    "not_to_do": [],
+    "root_cause": "",
+    "summary": "",
+}
+
+
+def for_workers(k: api.Knowledge) -> api.Knowledge:
+    """A copy of `k` without the rules' report text (the original is not changed)."""
+    rules = []
+    for loaded in k.rules:
+        rule = loaded.rule
+        changes = dict(UNUSED_ON_WORKERS, verification=_with(rule.verification, steps=[]))
+        rules.append(dataclasses.replace(loaded, rule=_with(rule, **changes), positions={}))
+    return dataclasses.replace(k, rules=rules)
+
+
+def _with(model: Any, **changes: Any) -> Any:
+    """A copy of a validated rule model (pydantic, or its light copy from the start-up cache)
+    with some fields changed."""
+    if hasattr(model, "model_copy"):
+        return model.model_copy(update=changes)
+    out = object.__new__(type(model))  # a light copy is frozen: fill its fields directly
+    vars(out).update(vars(model), **changes)
+    return out
