@@ -7,8 +7,6 @@ error becomes a `LogError` of that log, and the rest of the fleet goes on.
 
 from __future__ import annotations
 
-import tarfile
-import zipfile
 from collections import defaultdict
 
 from llamadiag import api
@@ -59,7 +57,7 @@ def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
         return _failed(task, str(exc))
     except OSError as exc:
         return _failed(task, f"{exc.strerror or type(exc).__name__}: {exc.filename or task.url}")
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+    except (BadArchive, EOFError) as exc:
         return _failed(task, f"bad archive: {exc}")
     except Exception as exc:  # a backend's or the engine's error on one log must not stop the fleet
         return _failed(task, f"{type(exc).__name__}: {exc}")
@@ -117,20 +115,31 @@ def _diagnose(task: LogTask, k: api.Knowledge) -> api.Diagnosis:
     return api.diagnose(task.url, knowledge=k, unmatched=True, block=WORKER_BLOCK)
 
 
+class BadArchive(Exception):
+    """A tar or zip archive that cannot be read (its module's error, as one type)."""
+
+
 def _member_bytes(task: LogTask) -> bytes:
+    # tarfile imported here: a worker that reads no archive does not hold it (0.4 MiB)
+    import tarfile
+    import zipfile
+
     assert task.member is not None
-    if task.url.endswith(".zip"):
-        with zipfile.ZipFile(task.url) as z:
-            info = z.getinfo(task.member)
-            _check_size(info.file_size)
-            return z.read(info)
-    with tarfile.open(task.url) as t:
-        member = t.getmember(task.member)
-        _check_size(member.size)
-        f = t.extractfile(member)
-        if f is None:
-            raise OSError(f"not a regular file in the archive: {task.member}")
-        return f.read()
+    try:
+        if task.url.endswith(".zip"):
+            with zipfile.ZipFile(task.url) as z:
+                info = z.getinfo(task.member)
+                _check_size(info.file_size)
+                return z.read(info)
+        with tarfile.open(task.url) as t:
+            member = t.getmember(task.member)
+            _check_size(member.size)
+            f = t.extractfile(member)
+            if f is None:
+                raise OSError(f"not a regular file in the archive: {task.member}")
+            return f.read()
+    except (tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise BadArchive(str(exc)) from exc
 
 
 def _check_size(size: int) -> None:

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import glob
 import os
-import tarfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,6 +127,9 @@ def _local(path: str, name: str) -> list[LogTask]:
 def _archive_members(path: str) -> list[tuple[str, int]] | None:
     """The regular files of a tar or zip archive, or None when it cannot be listed (then the
     worker reads it as one log and reports what is wrong)."""
+    import tarfile  # here, not at the top: a worker imports this module for LogTask only
+    import zipfile
+
     try:
         if path.endswith(".zip"):
             with zipfile.ZipFile(path) as z:

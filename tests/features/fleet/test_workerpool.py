@@ -23,6 +23,7 @@ COMMAND_ONLY = (
     "llamadiag.ruletools",
     "llamadiag.features.fleet.report",
     "llamadiag.features.fleet.graph",
+    "tarfile",  # listing archives (the command); a worker imports it for an archive member only
 )
 
 
