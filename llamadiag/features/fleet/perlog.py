@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from llamadiag import api
 from llamadiag.engine.findings import RunOut
+from llamadiag.features.fleet.memtrim import release_freed_memory
 from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import (
     MAX_TEMPLATES_PER_INSTANCE,
@@ -50,7 +51,14 @@ def knowledge_for(rules: tuple[str, ...]) -> api.Knowledge:
 
 
 def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
-    """The summary of one log; a log that cannot be read gives a summary holding only its error."""
+    """The summary of one log; a log that cannot be read gives a summary holding only its error.
+    The memory the log took is given back to the kernel before the next (`memtrim`)."""
+    summary = _summarize(task, rules)  # the diagnosis is freed on its return
+    release_freed_memory()
+    return summary
+
+
+def _summarize(task: LogTask, rules: tuple[str, ...]) -> Summary:
     try:
         diagnosis = _diagnose(task, knowledge_for(rules))
     except api.InputError as exc:

@@ -1,9 +1,12 @@
-"""What a fleet worker is handed: the command's knowledge, pickled once per worker, must not carry
-what a worker can make itself when (and if) a log needs it."""
+"""What a fleet worker holds: the command's knowledge, pickled once per worker, without what a
+worker can make itself when (and if) a log needs it nor the report text it never uses; a log read
+in small blocks; the memory of each log given back after it."""
 
 from __future__ import annotations
 
 import pickle
+import platform
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ import pytest
 from llamadiag import api
 from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.literals import Target, index_for
-from llamadiag.features.fleet import perlog
+from llamadiag.features.fleet import memtrim, perlog
 from llamadiag.features.fleet.perlog import summarize
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.workerknowledge import for_workers
@@ -75,3 +78,15 @@ def test_a_worker_reads_in_small_blocks_with_the_same_summary(tmp_path: Path, mo
     monkeypatch.setattr(Analyzer, "feed_bytes", lambda self, block: fed.append(len(block)) or feed(self, block))
     assert summarize(task) == whole_blocks
     assert len(fed) > 3 and max(fed) < 2 * perlog.WORKER_BLOCK  # whole lines: about a block each
+
+
+def test_a_worker_gives_the_memory_of_each_log_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After each log (its diagnosis freed), the allocator's free pages go back to the kernel."""
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert memtrim._malloc_trim() is not None
+    memtrim.release_freed_memory()  # a no-op where there is no malloc_trim
+    calls: list[int] = []
+    monkeypatch.setattr(perlog, "release_freed_memory", lambda: calls.append(1))
+    summary = summarize(LogTask(str(SAMPLES / "memory-cuda-oom-b4589-raw.log"), "oom"))
+    assert calls == [1] and [h.rule_id for h in summary.instances[0].hits] == ["cuda-oom-model-load"]
+    assert summarize(LogTask(str(SAMPLES / "no-such.log"), "missing")).errors and calls == [1, 1]
