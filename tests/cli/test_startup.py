@@ -150,3 +150,33 @@ def test_explain_does_not_import_pydantic(tmp_path, fmt: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "llamadiag.engine.findings" in mods and "llamadiag.engine.analyze" in mods
     assert not {m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core")}
+
+
+@pytest.fixture(scope="module")
+def small_log_modules(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The modules `explain` imports on a one-line log, with a warm start-up cache and no
+    $XDG_CONFIG_HOME (the native config folder is looked up)."""
+    tmp = tmp_path_factory.mktemp("small")
+    log = tmp / "server.log"
+    log.write_text("main: loading model\n")
+    env = {"XDG_CACHE_HOME": str(tmp / "cache"), "HOME": str(tmp), "XDG_CONFIG_HOME": ""}
+    proc, _ = imported("explain", str(log), env=env, timeout=900)  # fills the cache
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, mods = imported("explain", str(log), env=env)
+    assert proc.returncode == 0 and "No known failure" in proc.stdout, proc.stderr[-2000:]
+    assert "llamadiag.engine.analyze" in mods
+    return mods
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "regex",  # only plain rule patterns are touched: the standard library compiles them
+        "platformdirs",  # Linux's folders are said without it (userdirs._native)
+    ],
+)
+def test_a_small_log_does_not_import_what_it_does_not_use(small_log_modules: set[str], module: str) -> None:
+    """Issue #11 point 4: each of these cost milliseconds of every start and a one-line log needs none."""
+    if module == "platformdirs" and not sys.platform.startswith("linux"):
+        pytest.skip("platformdirs gives the native folders off Linux")
+    assert module not in small_log_modules
