@@ -9,7 +9,6 @@ reported with their replacement.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -122,6 +121,8 @@ def _tokens(text: str) -> list[str]:
     text = re.sub(r"`\r?\n", " ", text)  # PowerShell continuations
     windows = bool(re.search(r"[A-Za-z]:\\|\.exe\b", text))
     try:
+        import shlex  # when a command line is given: not on every start
+
         tokens = shlex.split(text, posix=not windows)
     except ValueError:
         tokens = text.split()
