@@ -144,6 +144,12 @@ class EnvelopeParser:
         """llama's prefixes compiled for speed (the standard library where it can)."""
         return [_stdlib_or_regex(p) for p in self.spec.llama_prefix]
 
+    def wrapped(self, text: str) -> bool:
+        """Whether a wrapper starts `text` (as `any_wrapper` says: `quick`'s first alternative is
+        the same union, and a line starting with a wrapper takes it; one pattern compiled, not two)."""
+        m = self.quick.match(text)
+        return m is not None and m.group("wrapper") is not None
+
     def unwrap(self, text: str) -> tuple[str, list[str], dict[str, str], str | None, str | None, bool]:
         """Peel the wrappers off a line whose controls are stripped: (message, wrapper
         names, their named groups, level, tag, terminal)."""
@@ -152,7 +158,7 @@ class EnvelopeParser:
         level = tag = None
         terminal = False
         for _ in range(MAX_PEEL):
-            if self.any_wrapper.match(text) is None:
+            if not self.wrapped(text):
                 break
             for wrapper, pattern in self.wrappers:
                 m = pattern.match(text)
@@ -210,7 +216,7 @@ class EnvelopeParser:
     def elision(self, text: str) -> tuple[bool, int | None]:
         """Whether a peeled line is an elision (the poster cut lines there), and how many
         lines were cut when it says so (its `lines` group)."""
-        if not self.elisions or self.any_elision.match(text) is None:
+        if not self.spec.elisions or self.any_elision.match(text) is None:
             return False, None
         for pattern in self.elisions:
             m = pattern.match(text)
