@@ -66,7 +66,8 @@ def _content_key(sources: list[Path], said: str) -> str:
 
 def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
     """The knowledge with its rules checked, from the start-up cache when unchanged."""
-    name = f"knowledge-{_knowledge_key(extra_dirs, builtin)}.pickle"
+    key = _knowledge_key(extra_dirs, builtin)
+    name = f"knowledge-{key}.pickle"
     data = cache.read(name)
     if data is not None:
         try:
@@ -86,11 +87,15 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
     k.derived.clear()  # the checks' own index compiled patterns: cache a fresh one, sources only
     index_for(k)
     if not any(e.message.startswith(REFUSED) and _shipped(e.path) for e in k.errors):
+        # the key of what was cached (every knowledge file and module): what is derived from this
+        # knowledge alone may be cached under it too (lookup's word index)
+        k.derived[CACHED_AS] = key
         cache.write(name, pickle.dumps(k, protocol=pickle.HIGHEST_PROTOCOL))
     return k
 
 
 REFUSED = "rule refused: "
+CACHED_AS = "cached_as"  # Knowledge.derived: the start-up cache key of a knowledge read from or written to it
 
 
 def _unpickled(data: bytes) -> object:
