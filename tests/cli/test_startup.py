@@ -183,6 +183,7 @@ def small_log_modules(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
         "bz2",
         "tempfile",  # written to stdout, not to a file
         "shlex",  # no --cmdline to split
+        "llamadiag.engine.unmatched",  # no --unmatched
     ],
 )
 def test_a_small_log_does_not_import_what_it_does_not_use(small_log_modules: set[str], module: str) -> None:
