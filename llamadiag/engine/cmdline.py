@@ -64,7 +64,10 @@ class FlagTable:
 
     def parse(self, text: str) -> ParsedFlags:
         """Parse a command line (with environment variables and docker arguments) into flag values."""
-        text = self.prompt.sub("", text.strip(), count=1)  # the shell prompt it was pasted with
+        text = text.strip()
+        if text.startswith("`"):  # the command quoted as markdown inline code
+            text = text.strip("`").strip()
+        text = self.prompt.sub("", text, count=1)  # the shell prompt it was pasted with
         out = ParsedFlags(text=text)
         tokens = _tokens(text)
         start = self._program_index(tokens)
