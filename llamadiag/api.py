@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, BinaryIO
 from llamadiag.engine.facts import FactValue, ServerFacts, parse_version
 from llamadiag.engine.findings import Finding, Report
 from llamadiag.engine.reportdata import dump
-from llamadiag.engine.unmatched import UnmatchedCollector
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.loader import load_knowledge as raw_knowledge
 from llamadiag.source.blocks import read_byte_blocks
@@ -31,6 +30,7 @@ from llamadiag.source.reader import BLOCK, InputError, ReadReport, read_bytes
 
 if TYPE_CHECKING:
     from llamadiag.engine import ranges as ranges_t
+    from llamadiag.engine.unmatched import UnmatchedCollector  # --unmatched and the fleet's pieces only
     from llamadiag.source.probe import ProbeResult
 
 __all__ = [
@@ -204,6 +204,7 @@ def plan_pieces(source: str, knowledge: Knowledge, pieces: int) -> list[tuple[in
 def scan_piece(source: str, start: int, end: int, knowledge: Knowledge) -> Piece:
     """Scan the byte range [start, end) of `source` (one of `plan_pieces`), grouping unmatched lines."""
     from llamadiag.engine import ranges
+    from llamadiag.engine.unmatched import UnmatchedCollector
     from llamadiag.source.ranges import read_range
 
     collector = UnmatchedCollector([r.rule.id for r in knowledge.rules])

@@ -9,11 +9,22 @@ already exists keeps being used (where earlier versions put user rules on every 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
-import platformdirs
-
 APP = "llamadiag"
+
+
+def _native(kind: str) -> Path:
+    """The OS's own `kind` ("config" or "cache") folder for llamadiag. On Linux that is what
+    platformdirs gives without $XDG_*_HOME (~/.config, ~/.cache): said here, because importing
+    platformdirs took ~5 ms of every start-up (docs/performance.md); elsewhere platformdirs."""
+    if sys.platform.startswith("linux"):
+        return Path.home() / f".{kind}" / APP
+    import platformdirs
+
+    native = platformdirs.user_config_dir if kind == "config" else platformdirs.user_cache_dir
+    return Path(native(APP, appauthor=False))
 
 
 def config_dir() -> Path:
@@ -24,11 +35,11 @@ def config_dir() -> Path:
     legacy = Path.home() / ".config" / APP
     if legacy.is_dir():
         return legacy
-    return Path(platformdirs.user_config_dir(APP, appauthor=False))
+    return _native("config")
 
 
 def cache_dir() -> Path:
     """The cache folder: $XDG_CACHE_HOME/llamadiag, else the OS's own (platformdirs)."""
     if os.environ.get("XDG_CACHE_HOME"):
         return Path(os.environ["XDG_CACHE_HOME"]) / APP
-    return Path(platformdirs.user_cache_dir(APP, appauthor=False))
+    return _native("cache")

@@ -32,6 +32,7 @@ def test_native_folders_without_xdg(home: Path) -> None:
 
 
 def test_an_existing_dot_config_folder_keeps_being_used(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(userdirs.sys, "platform", "darwin")
     monkeypatch.setattr(platformdirs, "user_config_dir", lambda *a, **k: str(home / "Library" / "llamadiag"))
     assert userdirs.config_dir() == home / "Library" / "llamadiag"  # as on macOS
     (home / ".config" / "llamadiag").mkdir(parents=True)
@@ -41,7 +42,19 @@ def test_an_existing_dot_config_folder_keeps_being_used(home: Path, monkeypatch:
 def test_user_rules_come_from_the_config_folder(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from llamadiag.knowledge.loader import user_rules_dirs
 
+    monkeypatch.setattr(userdirs.sys, "platform", "win32")
     monkeypatch.setattr(platformdirs, "user_config_dir", lambda *a, **k: str(home / "AppData" / "llamadiag"))
     monkeypatch.delenv("LLAMADIAG_RULES_PATH", raising=False)
     (home / "AppData" / "llamadiag" / "rules").mkdir(parents=True)
     assert user_rules_dirs() == [home / "AppData" / "llamadiag" / "rules"]
+
+
+def test_linux_folders_need_no_platformdirs(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Linux the native folders are said without importing platformdirs (start-up time)."""
+    import sys
+
+    monkeypatch.setattr(userdirs.sys, "platform", "linux")
+    monkeypatch.delitem(sys.modules, "platformdirs")
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # importing it now fails
+    assert userdirs.config_dir() == home / ".config" / "llamadiag"
+    assert userdirs.cache_dir() == home / ".cache" / "llamadiag"

@@ -13,7 +13,6 @@ key or a value of the wrong kind is an error naming the file (and the line, for 
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +65,8 @@ def _has_tool_table(path: Path) -> bool:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    import tomllib  # only when a config file exists: not on every start (~3 ms)
+
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)

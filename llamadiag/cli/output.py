@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -76,6 +75,8 @@ def output_to(path: Path | None) -> Iterator[IO[str]]:
     if path is None:
         yield sys.stdout
         return
+    import tempfile  # with shutil and random: only when writing a file (not on every start)
+
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or Path("."))
     try:

@@ -9,13 +9,15 @@ reported with their replacement.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from llamadiag.knowledge.patterns import compile_format_pattern
 
 if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    import regex
+
     from llamadiag.knowledge.formatmodel import Flag, Flags
 
 ENV_ASSIGN = re.compile(r"^([A-Z_][A-Z0-9_]*)=(.*)$")
@@ -41,7 +43,6 @@ class FlagTable:
         self.by_alias: dict[str, Flag] = {}
         self.by_old: dict[str, Flag] = {}
         self.by_env: dict[str, Flag] = {}
-        self.prompt = compile_format_pattern(spec.shell_prompt)  # rules/flags/llama-server.yaml
         for flag in spec.flags:
             for alias in flag.aliases:
                 self.by_alias[alias] = flag
@@ -50,6 +51,12 @@ class FlagTable:
             for env in flag.env:
                 self.by_env[env] = flag
 
+    @cached_property
+    def prompt(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """The shell prompt a command line may be pasted with (rules/flags/llama-server.yaml);
+        compiled when a command line is first parsed (`regex`'s syntax: not at every start)."""
+        return compile_format_pattern(self.spec.shell_prompt)
+
     def canonical(self, name: str) -> str | None:
         """The canonical name of a flag spelling (current or old), or None when unknown."""
         flag = self.by_alias.get(name) or self.by_old.get(name)
@@ -57,7 +64,10 @@ class FlagTable:
 
     def parse(self, text: str) -> ParsedFlags:
         """Parse a command line (with environment variables and docker arguments) into flag values."""
-        text = self.prompt.sub("", text.strip(), count=1)  # the shell prompt it was pasted with
+        text = text.strip()
+        if text.startswith("`"):  # the command quoted as markdown inline code
+            text = text.strip("`").strip()
+        text = self.prompt.sub("", text, count=1)  # the shell prompt it was pasted with
         out = ParsedFlags(text=text)
         tokens = _tokens(text)
         start = self._program_index(tokens)
@@ -114,6 +124,8 @@ def _tokens(text: str) -> list[str]:
     text = re.sub(r"`\r?\n", " ", text)  # PowerShell continuations
     windows = bool(re.search(r"[A-Za-z]:\\|\.exe\b", text))
     try:
+        import shlex  # when a command line is given: not on every start
+
         tokens = shlex.split(text, posix=not windows)
     except ValueError:
         tokens = text.split()

@@ -13,7 +13,6 @@ from typing import Any
 from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.facts import FactValue, ServerFacts
 from llamadiag.engine.findings import Report
-from llamadiag.engine.unmatched import UnmatchedCollector
 from llamadiag.knowledge.loader import Knowledge
 
 # after the last block: the input's description for the report and the reader's notes
@@ -34,7 +33,11 @@ def diagnose_blocks(
     """The report of a whole input, and the evaluated facts of its last run. `server_facts`
     (what a live server said, by instance) fill what the log does not say."""
     analyzer = Analyzer(k, cmdline, version_text, build, every_line=unmatched, server_facts=server_facts)
-    collector = UnmatchedCollector([r.rule.id for r in k.rules]) if unmatched else None
+    collector = None
+    if unmatched:
+        from llamadiag.engine.unmatched import UnmatchedCollector  # --unmatched only
+
+        collector = UnmatchedCollector([r.rule.id for r in k.rules])
     if collector is not None:
         analyzer.on_entry = collector.observe
     for block in blocks:

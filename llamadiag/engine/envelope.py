@@ -12,16 +12,17 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
-
-import regex
 
 from llamadiag.engine.regex_rewrite import ungrouped
 from llamadiag.knowledge.patterns import compile_format_pattern
 from llamadiag.lines import CONTROL, strip_controls
 
 if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
-    from llamadiag.knowledge.formatmodel import Envelope
+    import regex  # imported by knowledge.patterns when a pattern needs it
+
+    from llamadiag.knowledge.formatmodel import Envelope, Wrapper
 
 # CSI, OSC and two-character escape sequences, then any other C0/C1 control character.
 MAX_PEEL = 8
@@ -54,31 +55,100 @@ class EnvelopeParser:
     """Peels wrappers (journald, docker ...) off physical lines and parses llama's own prefix."""
 
     def __init__(self, spec: Envelope) -> None:
-        self.wrappers = [(w, compile_format_pattern(w.regex)) for w in spec.wrappers]
-        self.suffixes = {w.name: compile_format_pattern(w.suffix) for w in spec.wrappers if w.suffix}
+        self.spec = spec
         # lines of a program embedding llama.cpp: they do not end the entry before them
         self.transparent = frozenset(w.name for w in spec.wrappers if w.transparent)
-        self.elisions = [compile_format_pattern(e.regex) for e in spec.elisions]
-        self.any_elision = _any_of([e.regex for e in spec.elisions])
-        self.drop = [compile_format_pattern(d) for d in spec.drop]
-        self.prefixes = [compile_format_pattern(p) for p in spec.llama_prefix]
-        self.tag_column = compile_format_pattern(spec.tag_column)
-        self.slot_fields = compile_format_pattern(spec.slot_fields)
-        self.continuations = [compile_format_pattern(c.regex) for c in spec.continuations]
-        self.level_words = [(compile_format_pattern(r), lvl) for r, lvl in spec.level_words.items()]
-        # one combined test each, so the common line (no wrapper, not dropped, not a
-        # continuation) costs three regex calls instead of one per pattern
-        self.any_wrapper = _any_of([w.regex for w in spec.wrappers])
-        self.any_drop = _any_of(spec.drop)
-        self.any_continuation = _any_of([c.regex for c in spec.continuations])
-        # the scanner's first look at a raw line: which of wrapper/drop/continuation starts it
-        self.quick = _stdlib_or_regex(
-            "|".join(
-                f"(?P<{name}>{ungrouped(p.pattern)})"
-                for name, p in (("wrapper", self.any_wrapper), ("drop", self.any_drop), ("cont", self.any_continuation))
-            )
+
+    # Each pattern is compiled when a line first needs it: a small log's lines need the combined
+    # tests and llama's prefix, rarely the ~40 single wrapper, elision and continuation patterns
+    # (~6 ms of every start-up). A cached_property is an attribute after its first use.
+    @cached_property
+    def wrappers(self) -> list[tuple[Wrapper, re.Pattern[str] | regex.Pattern[str]]]:
+        """Each wrapper with its compiled pattern, in the envelope's order."""
+        return [(w, compile_format_pattern(w.regex)) for w in self.spec.wrappers]
+
+    @cached_property
+    def suffixes(self) -> dict[str, re.Pattern[str] | regex.Pattern[str]]:
+        """The compiled suffix of each wrapper that has one, by wrapper name."""
+        return {w.name: compile_format_pattern(w.suffix) for w in self.spec.wrappers if w.suffix}
+
+    @cached_property
+    def elisions(self) -> list[re.Pattern[str] | regex.Pattern[str]]:
+        """The elision patterns (a poster's "... N lines cut ...")."""
+        return [compile_format_pattern(e.regex) for e in self.spec.elisions]
+
+    @cached_property
+    def any_elision(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """Matches where any elision pattern does."""
+        return _any_of([e.regex for e in self.spec.elisions])
+
+    @cached_property
+    def drop(self) -> list[re.Pattern[str] | regex.Pattern[str]]:
+        """The patterns of lines that are not llama-server's (dropped)."""
+        return [compile_format_pattern(d) for d in self.spec.drop]
+
+    @cached_property
+    def prefixes(self) -> list[re.Pattern[str] | regex.Pattern[str]]:
+        """llama's own `M.SS.mmm.uuu L ` prefixes."""
+        return [compile_format_pattern(p) for p in self.spec.llama_prefix]
+
+    @cached_property
+    def tag_column(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """The module tag column after the prefix."""
+        return compile_format_pattern(self.spec.tag_column)
+
+    @cached_property
+    def slot_fields(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """`id_slot` and `id_task` after the tag column."""
+        return compile_format_pattern(self.spec.slot_fields)
+
+    @cached_property
+    def continuations(self) -> list[re.Pattern[str] | regex.Pattern[str]]:
+        """The patterns of lines that continue the entry before them."""
+        return [compile_format_pattern(c.regex) for c in self.spec.continuations]
+
+    @cached_property
+    def level_words(self) -> list[tuple[re.Pattern[str] | regex.Pattern[str], str]]:
+        """Words that give a line without a level its level."""
+        return [(compile_format_pattern(r), lvl) for r, lvl in self.spec.level_words.items()]
+
+    # one combined test each, so the common line (no wrapper, not dropped, not a continuation)
+    # costs three regex calls instead of one per pattern
+    @cached_property
+    def any_wrapper(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """Matches (at the start) where any wrapper does."""
+        return _any_of([w.regex for w in self.spec.wrappers])
+
+    @cached_property
+    def any_drop(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """Matches where any drop pattern does."""
+        return _any_of(list(self.spec.drop))
+
+    @cached_property
+    def any_continuation(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """Matches where any continuation pattern does."""
+        return _any_of([c.regex for c in self.spec.continuations])
+
+    @cached_property
+    def quick(self) -> re.Pattern[str] | regex.Pattern[str]:
+        """The scanner's first look at a raw line: which of wrapper/drop/continuation starts it."""
+        parts = (
+            ("wrapper", [w.regex for w in self.spec.wrappers]),
+            ("drop", list(self.spec.drop)),
+            ("cont", [c.regex for c in self.spec.continuations]),
         )
-        self.quick_prefixes = [_stdlib_or_regex(p) for p in spec.llama_prefix]
+        return _stdlib_or_regex("|".join(f"(?P<{name}>{_union(sources)})" for name, sources in parts))
+
+    @cached_property
+    def quick_prefixes(self) -> list[re.Pattern[str] | regex.Pattern[str]]:
+        """llama's prefixes compiled for speed (the standard library where it can)."""
+        return [_stdlib_or_regex(p) for p in self.spec.llama_prefix]
+
+    def wrapped(self, text: str) -> bool:
+        """Whether a wrapper starts `text` (as `any_wrapper` says: `quick`'s first alternative is
+        the same union, and a line starting with a wrapper takes it; one pattern compiled, not two)."""
+        m = self.quick.match(text)
+        return m is not None and m.group("wrapper") is not None
 
     def unwrap(self, text: str) -> tuple[str, list[str], dict[str, str], str | None, str | None, bool]:
         """Peel the wrappers off a line whose controls are stripped: (message, wrapper
@@ -88,7 +158,7 @@ class EnvelopeParser:
         level = tag = None
         terminal = False
         for _ in range(MAX_PEEL):
-            if self.any_wrapper.match(text) is None:
+            if not self.wrapped(text):
                 break
             for wrapper, pattern in self.wrappers:
                 m = pattern.match(text)
@@ -146,7 +216,7 @@ class EnvelopeParser:
     def elision(self, text: str) -> tuple[bool, int | None]:
         """Whether a peeled line is an elision (the poster cut lines there), and how many
         lines were cut when it says so (its `lines` group)."""
-        if not self.elisions or self.any_elision.match(text) is None:
+        if not self.spec.elisions or self.any_elision.match(text) is None:
             return False, None
         for pattern in self.elisions:
             m = pattern.match(text)
@@ -182,11 +252,15 @@ class EnvelopeParser:
                     break
 
 
+def _union(sources: list[str]) -> str:
+    """One pattern source matching (at the start) wherever any of `sources` does, its named
+    groups made plain: it only tests, and two wrappers may name the same group (which `re` refuses)."""
+    return "|".join(f"(?:{ungrouped(s)})" for s in sources) if sources else r"(?!x)x"
+
+
 def _any_of(sources: list[str]) -> re.Pattern[str] | regex.Pattern[str]:
     """A pattern matching (at the start) wherever any of `sources` matches."""
-    if not sources:
-        return compile_format_pattern(r"(?!x)x")
-    return compile_format_pattern("|".join(f"(?:{s})" for s in sources))
+    return compile_format_pattern(_union(sources))
 
 
 def _stdlib_or_regex(source: str) -> re.Pattern[str] | regex.Pattern[str]:

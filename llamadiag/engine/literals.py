@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-import regex
-
-from llamadiag.knowledge.patterns import PatternError, compile_pattern, required_literals
+from llamadiag.knowledge.patterns import PatternError, compile_rule_pattern, required_literals
 
 if TYPE_CHECKING:
+    import regex  # imported when a rule pattern is compiled (knowledge.patterns)
+
     from llamadiag.knowledge.loader import Knowledge
 
 
@@ -43,8 +43,13 @@ class Target:
         # only reached while the `pattern` slot is unset: compile once, then it is a plain slot
         if name != "pattern":
             raise AttributeError(name)
-        self.pattern: regex.Pattern[str] = compile_pattern(self.source)
+        self.pattern: re.Pattern[str] | regex.Pattern[str] = compile_rule_pattern(self.source)
         return self.pattern
+
+    def __reduce__(self) -> tuple[type[Target], tuple[str, Any, str, str, int]]:
+        # the source, never the compiled pattern: pickling reads every slot, and `pattern` would
+        # compile all ~400 (the start-up cache then held them, and each start rebuilt them)
+        return (Target, (self.kind, self.ref, self.source, self.literal, self.serial))
 
 
 def literals_for(source: str, explicit: str | None) -> list[str]:

@@ -14,12 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.facts import typed_value
 
 if TYPE_CHECKING:  # the model classes are not built on a start-up cache hit
+    import regex
+
     from llamadiag.knowledge.rulemodel import Signature
 
 MAX_PARTIALS = 32

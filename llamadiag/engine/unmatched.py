@@ -25,14 +25,16 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-import regex
+from typing import TYPE_CHECKING
 
 from llamadiag.engine.envelope import Line
 from llamadiag.engine.findings import Report
 from llamadiag.engine.literals import Target
 from llamadiag.knowledge.formatcache import cached_format
 from llamadiag.lines import strip_controls
+
+if TYPE_CHECKING:
+    import regex  # imported where a pattern is compiled: a small log may need none (start-up time)
 
 MAX_EXAMPLES = 3
 MAX_TEMPLATES = 2000  # bounded memory on a huge log: later new templates are only counted
@@ -78,6 +80,8 @@ class LineTemplate:
 
 @lru_cache(maxsize=1)
 def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
+    import regex
+
     spec = cached_format("TemplatingSpec")  # validated once, then from the start-up cache
     return (
         regex.compile(spec.error_like),
@@ -89,6 +93,8 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
 
 @lru_cache(maxsize=1)
 def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[str], LooksLike]]:
+    import regex
+
     spec = cached_format("Unsettled")
     out = []
     # open reports first (the thread to add to), then the newest
@@ -107,6 +113,8 @@ def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[s
 
 @lru_cache(maxsize=1)
 def _unsettled_literals() -> regex.Pattern[str]:
+    import regex
+
     literals = {lit for patterns, _, _ in _unsettled() for lit, _ in patterns}
     return regex.compile("|".join(regex.escape(x) for x in sorted(literals)) or r"(?!x)x")
 

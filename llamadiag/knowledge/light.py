@@ -14,7 +14,6 @@ the classes, and a test checks it against the models.
 from __future__ import annotations
 
 import sys
-from datetime import date
 from enum import Enum
 from typing import Any
 
@@ -120,6 +119,8 @@ def light_names() -> tuple[str, ...]:
 def from_model(value: Any, memo: dict[int, Any] | None = None) -> Any:
     """A light copy of a validated model (recursively: lists, dicts, tuples of them too); other
     values as they are. Objects shared in the model stay shared in the copy."""
+    from datetime import date  # here: a cache hit never copies (and needs no datetime)
+
     memo = {} if memo is None else memo
     if isinstance(value, (str, int, float, bool, bytes, Enum, date)) or value is None:  # immutable
         return value

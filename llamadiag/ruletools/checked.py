@@ -14,6 +14,7 @@ models (`knowledge/light.py`): a hit imports neither the model classes nor their
 from __future__ import annotations
 
 import contextlib
+import gc
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ from llamadiag.engine.literals import index_for
 from llamadiag.knowledge.files import builtin_rules_dir, files_under, source_files, user_rules_dirs
 from llamadiag.knowledge.light import from_model
 from llamadiag.knowledge.loader import Knowledge, load_knowledge
+from llamadiag.knowledge.stamp import remembered
 
 PACKAGE = Path(__file__).resolve().parent.parent
 
@@ -40,28 +42,36 @@ def code_digest(package: Path = PACKAGE) -> str:
 
 
 def _knowledge_key(extra_dirs: list[Path] | None, builtin: bool) -> str:
+    sources = source_files(extra_dirs, builtin)
+    # every rule folder asked for, present or not: a folder that was missing once (an error cached
+    # with the knowledge) must not stay "missing" for runs that no longer ask for it
+    asked = [*user_rules_dirs(), *(extra_dirs or [])]
+    said = repr([(str(p), p.is_dir()) for p in asked]) + repr(builtin)
+    modules = files_under(PACKAGE, ".py")
+    # the digest of the bytes, remembered under the files' stat stamps (knowledge/stamp.py)
+    return remembered([*modules, *sources], said, lambda: _content_key(sources, said))
+
+
+def _content_key(sources: list[Path], said: str) -> str:
     h = hashlib.sha256(code_digest().encode())
-    for path in source_files(extra_dirs, builtin):
+    for path in sources:
         h.update(os.path.abspath(path).encode() + b"\0")  # where each rule came from is in the cached knowledge
         try:
             h.update(path.read_bytes())
         except OSError:
             h.update(b"\0unreadable")
-    # every rule folder asked for, present or not: a folder that was missing once (an error cached
-    # with the knowledge) must not stay "missing" for runs that no longer ask for it
-    asked = [*user_rules_dirs(), *(extra_dirs or [])]
-    h.update(repr([(str(p), p.is_dir()) for p in asked]).encode())
-    h.update(repr(builtin).encode())
+    h.update(said.encode())
     return h.hexdigest()[:24]
 
 
 def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True) -> Knowledge:
     """The knowledge with its rules checked, from the start-up cache when unchanged."""
-    name = f"knowledge-{_knowledge_key(extra_dirs, builtin)}.pickle"
+    key = _knowledge_key(extra_dirs, builtin)
+    name = f"knowledge-{key}.pickle"
     data = cache.read(name)
     if data is not None:
         try:
-            k = pickle.loads(data)
+            k = _unpickled(data)
             if isinstance(k, Knowledge):
                 return k
         except Exception:  # stale or foreign: load afresh
@@ -77,11 +87,27 @@ def checked_knowledge(extra_dirs: list[Path] | None = None, builtin: bool = True
     k.derived.clear()  # the checks' own index compiled patterns: cache a fresh one, sources only
     index_for(k)
     if not any(e.message.startswith(REFUSED) and _shipped(e.path) for e in k.errors):
+        # the key of what was cached (every knowledge file and module): what is derived from this
+        # knowledge alone may be cached under it too (lookup's word index)
+        k.derived[CACHED_AS] = key
         cache.write(name, pickle.dumps(k, protocol=pickle.HIGHEST_PROTOCOL))
     return k
 
 
 REFUSED = "rule refused: "
+CACHED_AS = "cached_as"  # Knowledge.derived: the start-up cache key of a knowledge read from or written to it
+
+
+def _unpickled(data: bytes) -> object:
+    """The cached knowledge; no garbage collection meanwhile: its ~100,000 objects are all alive,
+    and collections among them while they were made cost ~3 ms of every start."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.loads(data)
+    finally:
+        if was:
+            gc.enable()
 
 
 def lighten(k: Knowledge) -> Knowledge:

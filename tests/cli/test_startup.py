@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from llamadiag.cli import COMMANDS, RULES
 from llamadiag.cli.lazy import LazyCommand
+from tests.paths import ROOT
 
 # what a command's start-up must not pay for when it does not analyse anything
 HEAVY = (
@@ -23,7 +25,7 @@ HEAVY = (
 
 
 def imported(
-    *args: str, env: dict[str, str] | None = None, timeout: int = 120
+    *args: str, env: dict[str, str] | None = None, timeout: int = 120, cwd: Path | None = None
 ) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Run llamadiag with -X importtime; the result and the modules it imported."""
     proc = subprocess.run(
@@ -32,6 +34,7 @@ def imported(
         text=True,
         env={**os.environ, "COLUMNS": "120", **(env or {})},
         timeout=timeout,
+        cwd=cwd,
     )
     mods = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     return proc, mods
@@ -150,3 +153,41 @@ def test_explain_does_not_import_pydantic(tmp_path, fmt: str) -> None:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "llamadiag.engine.findings" in mods and "llamadiag.engine.analyze" in mods
     assert not {m for m in mods if m.split(".")[0] in ("pydantic", "pydantic_core")}
+
+
+@pytest.fixture(scope="module")
+def small_log_modules(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    """The modules `explain` imports on a one-line log, with a warm start-up cache and no
+    $XDG_CONFIG_HOME (the native config folder is looked up)."""
+    tmp = tmp_path_factory.mktemp("small")
+    log = tmp / "server.log"
+    log.write_text("main: loading model\n")
+    env = {"XDG_CACHE_HOME": str(tmp / "cache"), "HOME": str(tmp), "XDG_CONFIG_HOME": "", "PYTHONPATH": str(ROOT)}
+    proc, _ = imported("explain", str(log), env=env, timeout=900, cwd=tmp)  # fills the cache
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc, mods = imported("explain", str(log), env=env, cwd=tmp)  # no config file around
+    assert proc.returncode == 0 and "No known failure" in proc.stdout, proc.stderr[-2000:]
+    assert "llamadiag.engine.analyze" in mods
+    return mods
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "regex",  # only plain rule patterns are touched: the standard library compiles them
+        "platformdirs",  # Linux's folders are said without it (userdirs._native)
+        "tomllib",  # no config file here to read
+        "statistics",  # no request served: no percentiles
+        "gzip",  # a plain file: no decompressor
+        "lzma",
+        "bz2",
+        "tempfile",  # written to stdout, not to a file
+        "shlex",  # no --cmdline to split
+        "llamadiag.engine.unmatched",  # no --unmatched
+    ],
+)
+def test_a_small_log_does_not_import_what_it_does_not_use(small_log_modules: set[str], module: str) -> None:
+    """Issue #11 point 4: each of these cost milliseconds of every start and a one-line log needs none."""
+    if module == "platformdirs" and not sys.platform.startswith("linux"):
+        pytest.skip("platformdirs gives the native folders off Linux")
+    assert module not in small_log_modules

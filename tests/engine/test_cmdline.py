@@ -91,6 +91,20 @@ def test_a_command_pasted_behind_a_shell_prompt(table, prompt: str) -> None:
     assert parsed.text == "LLAMA_ARG_N_PARALLEL=4 llama-server -m m.gguf -c 4096"
 
 
+def test_a_command_quoted_as_markdown_inline_code(table) -> None:
+    # issue 15: tickets quote the command in backticks (#25902); the backticks are not part of it
+    parsed = table.parse("`llama-server.exe -m m.gguf --rpc 10.10.10.2:50052 -ngl 999 --jinja`")
+    assert parsed.values == {"model": "m.gguf", "rpc": "10.10.10.2:50052", "n-gpu-layers": "999", "jinja": True}
+
+
+def test_a_log_with_the_command_in_backticks_gives_its_flags(knowledge) -> None:
+    from llamadiag import api
+
+    text = "Launch command:\n`llama-server -m m.gguf --rpc 10.10.10.2:50052 -ngl 999`\n"
+    facts = api.diagnose_text(text, knowledge=api.load_knowledge()).report.runs[0].facts
+    assert facts["flags"]["rpc"] == "10.10.10.2:50052" and facts["model_path"] == "m.gguf"
+
+
 def test_a_redirection_is_not_a_windows_prompt(table) -> None:
     parsed = table.parse("C:\\llama\\llama-server.exe -c 4096 > out.txt")
     assert parsed.text.startswith("C:\\llama\\llama-server.exe") and parsed.values == {"ctx-size": "4096"}

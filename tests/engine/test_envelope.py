@@ -436,3 +436,26 @@ def test_continuations_inside_ollama_msg_join(knowledge) -> None:
 def test_elision_line_is_not_an_entry(knowledge) -> None:
     seen = _entries(knowledge, ["E srv  x: a", "[...]", "E srv  x: b"])
     assert [ln.text for ln in seen] == ["srv  x: a", "srv  x: b"]
+
+
+def test_patterns_are_compiled_when_a_line_first_needs_them(knowledge) -> None:
+    """Issue #11 point 4: a plain line compiles the scanner's combined test and llama's prefix,
+    not the ~40 single wrapper, elision and continuation patterns (a few ms of every start)."""
+    parser = EnvelopeParser(knowledge.envelope)
+    line, is_cont = parser.peel(1, "main: loading model")
+    assert line is not None and not is_cont and line.text == "main: loading model"
+    assert parser.elision(line.text) == (False, None)
+    compiled = set(vars(parser))
+    assert {"wrappers", "elisions", "continuations", "suffixes", "any_wrapper"}.isdisjoint(compiled), compiled
+    wrapped, _ = parser.peel(2, "Dec 01 10:00:00 host llama-server[42]: main: loading model")
+    assert wrapped is not None and wrapped.text == "main: loading model" and "wrappers" in vars(parser)
+
+
+def test_wrapped_says_what_the_combined_wrapper_test_says(knowledge) -> None:
+    from tests.paths import ROOT
+
+    parser = EnvelopeParser(knowledge.envelope)
+    for path in sorted((ROOT / "sample_logs").rglob("*.log"))[:40]:
+        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines()[:400]:
+            text = strip_controls(raw)
+            assert parser.wrapped(text) == (parser.any_wrapper.match(text) is not None), (path, raw)

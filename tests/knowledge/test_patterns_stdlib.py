@@ -76,3 +76,50 @@ def test_patterns_re_may_read_otherwise_stay_with_regex(source: str) -> None:
 
 def test_named_groups_and_plain_patterns_use_the_standard_library() -> None:
     assert isinstance(compile_format_pattern(r"^(?P<host>\S+) (?:a|b)\d{2,}(?=x)"), re.Pattern)
+
+
+def _rule_targets() -> list[tuple[str, str]]:
+    """(pattern, literal) of every pattern the scanner runs on the lines holding its literal."""
+    from llamadiag.engine.literals import index_for
+
+    index = index_for(load_knowledge(builtin=True))
+    return sorted({(t.source, t.literal) for targets in index.by_literal.values() for t in targets})
+
+
+# text on which re and regex class characters differently: superscript digits and a combining
+# accent (\w), a digit of newer Unicode (\d), the information separators (\s)
+UNICODE_EDGES = ["n_ctx = 4²", "modèle cafe\u0301 failed", "port \U00010d40\U00010d41", "a\x1cb\x1fc", "x{e<=1}"]
+
+
+def test_plain_rule_patterns_use_the_standard_library_and_match_as_regex_does() -> None:
+    """Issue #11 point 4: a plain rule pattern compiles with `re` (faster, and `regex` is not
+    imported for it); on every sample line holding its literal, and on text where the two
+    libraries class characters differently, it finds what `regex` finds."""
+    from llamadiag.knowledge.patterns import compile_rule_pattern
+
+    lines = _sample_lines()
+    targets = _rule_targets()
+    plain = [(s, lit) for s, lit in targets if isinstance(compile_rule_pattern(s), re.Pattern)]
+    assert len(plain) >= len(targets) // 4, f"{len(plain)} of {len(targets)}"
+    for source, literal in plain:
+        fast, slow = compile_rule_pattern(source), regex.compile(source)
+        for line in [*(line for line in lines if literal in line), *(f"{literal} {e}" for e in UNICODE_EDGES)]:
+            a, b = fast.search(line), slow.search(line)
+            assert (a is None) == (b is None), (source, line)
+            if a is not None and b is not None:
+                assert (a.span(), a.groupdict(), a.groups()) == (b.span(), b.groupdict(), b.groups()), (source, line)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [r"\w+ failed", r"port \d+", r"a\sb", r"x{e<=1}", r"(?i)error", r"[[:alpha:]]+", r"(a)\1", r"[a&&b]"],
+)
+def test_rule_patterns_whose_reading_may_differ_stay_with_regex(source: str) -> None:
+    from llamadiag.knowledge.patterns import compile_rule_pattern
+
+    assert not isinstance(compile_rule_pattern(source), re.Pattern)
+
+
+def test_a_fuzzy_brace_is_not_read_by_the_standard_library() -> None:
+    assert not isinstance(compile_format_pattern(r"loading{e<=1} model"), re.Pattern)
+    assert isinstance(compile_format_pattern(r'^\{"log":'), re.Pattern)  # an escaped brace is text

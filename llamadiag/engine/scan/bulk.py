@@ -39,8 +39,6 @@ import re
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-import regex
-
 from llamadiag.engine.envelope import MAX_PEEL
 from llamadiag.engine.literals import Target
 from llamadiag.engine.matcher import MAX_PARTIALS
@@ -424,6 +422,8 @@ class BulkPath:
         found = self._stat_patterns.get(t.serial)
         if found is None:
             source = ungrouped(t.source, USED_GROUPS.get(t.ref, frozenset()))
+            import regex  # when a statistic is first counted in bulk
+
             pattern = regex.compile(line_bounded(source).encode())  # faster than re on these
             columns = tuple(sorted(pattern.groupindex, key=pattern.groupindex.__getitem__))
             found = self._stat_patterns[t.serial] = (pattern, columns)

@@ -24,8 +24,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import regex
-
 from llamadiag.engine.scan.multimatch import Engine, cached_database
 
 _NEVER = re.compile(rb"(?!x)x")
@@ -88,6 +86,8 @@ def compile_bytes(source: str) -> Any:
     try:
         return re.compile(data)
     except re.error:
+        import regex  # only for a pattern re refuses
+
         return regex.compile(data)
 
 
