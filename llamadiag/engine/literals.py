@@ -33,12 +33,6 @@ class Target:
     def __init__(self, kind: str, ref: Any, source: str, literal: str, serial: int = 0) -> None:
         self.kind, self.ref, self.source, self.literal, self.serial = kind, ref, source, literal, serial
 
-    def __getstate__(self) -> tuple[None, dict[str, Any]]:
-        # pickled (the start-up cache, the knowledge handed to fleet workers) without its compiled
-        # pattern: the default state reads every slot, which compiled all ~900 patterns to pickle
-        # them and again on every load (2.7 MiB per process, most of them never used by a log)
-        return None, {name: getattr(self, name) for name in ("kind", "literal", "ref", "serial", "source")}
-
     def __getattr__(self, name: str) -> Any:
         # only reached while the `pattern` slot is unset: compile once, then it is a plain slot
         if name != "pattern":
