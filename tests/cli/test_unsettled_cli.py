@@ -9,7 +9,10 @@ import pytest
 
 from tests.cli.test_cli import run
 
+# #24440's setup: Gemma 4 with an MTP draft and -sm tensor; the flash-attention dispatch rule
+# excludes -sm tensor, so the abort is left to the unsettled reports.
 LOG = """\
+llama-server.exe -m gemma-4-31B-it-Q8_0.gguf --spec-type draft-mtp -sm tensor -fa on -ngl 99
 build: 9589 (fb83cc9a0) with Clang 20.1.8 for Windows x86_64
 system info: n_threads = 16, n_threads_batch = 16, total_threads = 32
 main: server is listening on http://127.0.0.1:8080 - starting the main loop
