@@ -81,14 +81,7 @@ def compile_format_pattern(source: str) -> re.Pattern[str] | regex.Pattern[str]:
     syntax: \\p{..}, variable-width lookbehind, (?|..), duplicate group names ... fails there) and
     that holds no inline flag and no POSIX-class bracket, the constructs both accept but may
     read differently. tests/knowledge/test_patterns_stdlib.py compares both on every sample line."""
-    if _REGEX_READING.search(source) is None and not _loose_brace(source):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # e.g. FutureWarning "possible nested set": regex reads it otherwise
-            try:
-                return re.compile(source)
-            except (re.error, Warning, RecursionError, OverflowError):
-                pass
-    return compile_pattern(source)
+    return _stdlib_first(source, _REGEX_READING)
 
 
 # A rule pattern is matched on any log's text, whose non-ASCII letters, digits and spaces `re` and
@@ -105,9 +98,15 @@ def compile_rule_pattern(source: str) -> re.Pattern[str] | regex.Pattern[str]:
     """A rule's pattern compiled as `compile_pattern` does, but by the standard library when it is
     plain (see `_NOT_PLAIN`): such a pattern means the same there, compiles faster, and a log
     whose lines touch only plain patterns never imports `regex` (~8 ms of a small log's start)."""
-    if _NOT_PLAIN.search(source) is None and not _loose_brace(source):
+    return _stdlib_first(source, _NOT_PLAIN)
+
+
+def _stdlib_first(source: str, regex_only: re.Pattern[str]) -> re.Pattern[str] | regex.Pattern[str]:
+    """`source` compiled by `re` unless `regex_only` finds a construct the two may read differently
+    in it (or a brace that is not a counted repeat), or `re` refuses it or warns; else by `regex`."""
+    if regex_only.search(source) is None and not _loose_brace(source):
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # "possible nested set" and set operations: regex reads them otherwise
+            warnings.simplefilter("error")  # e.g. FutureWarning "possible nested set": regex reads it otherwise
             try:
                 return re.compile(source)
             except (re.error, Warning, RecursionError, OverflowError):
