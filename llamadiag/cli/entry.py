@@ -16,16 +16,15 @@ exit status are the same (tests/cli/test_entry.py).
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from llamadiag.cli.common import Color, ExplainFormat, FailConfidence, FailOn, parse_build, parse_jobs
+from llamadiag.gcpause import paused
 
 if TYPE_CHECKING:
     from llamadiag.cli.explain_run import ExplainOptions
@@ -150,24 +149,10 @@ def _plain_start() -> bool:
     return not overrides and stale is None
 
 
-@contextmanager
-def _imports() -> Iterator[None]:
-    """No garbage collection while explain's modules are imported: the classes, functions and
-    constants made then live for the whole run, and collecting among them found nothing but cost
-    milliseconds of a small log's start. Collection resumes after (as it was)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def main(args: Sequence[str] | None = None, prog_name: str | None = None) -> NoReturn:
     """Run the command line: `explain` on the lean path when it takes the call whole, else the
     typer application (which also gets every error to word)."""
-    with _imports():  # explain's modules are imported on the way
+    with paused():  # explain's modules are imported on the way: they live for the whole run
         call = lean_explain(sys.argv[1:] if args is None else args)
         plain = call is not None and _plain_start()
     if call is None or not plain:

@@ -23,6 +23,7 @@ from llamadiag import cache
 from llamadiag.knowledge.files import FEATURE_FORMAT_FILES, builtin_rules_dir
 from llamadiag.knowledge.formatcache import cached_format
 from llamadiag.knowledge.loader import Knowledge
+from llamadiag.ruletools.checked import CACHED_AS
 
 if TYPE_CHECKING:  # the rules are light copies from the start-up cache
     from llamadiag.knowledge.rulemodel import Rule
@@ -219,7 +220,7 @@ def _stored(knowledge: Knowledge) -> TextIndex:
     """The index from the start-up cache when this knowledge came from there (building it is
     ~0.2 s of every `lookup`), keyed by the knowledge's own cache key (every knowledge file and
     module of llamadiag) and the word lists' file; built and stored otherwise."""
-    cached_as = knowledge.derived.get("cached_as")  # ruletools.checked.CACHED_AS: set on cached knowledge
+    cached_as = knowledge.derived.get(CACHED_AS)  # set on knowledge read from or written to the cache
     if not isinstance(cached_as, str):
         return TextIndex(knowledge)
     try:
