@@ -26,23 +26,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from llamadiag.engine.findings import Finding, RuledOut, RunOut, RunSeen, RunSpan, RunsSeen, Seen
 from llamadiag.engine.reportdata import replace
+from llamadiag.knowledge.patterns import compile_pattern
 
 KEEP = 3  # first and last runs kept as examples of a grouped finding or run
 MAX_BUILDS = 16
 
 
-@lru_cache(maxsize=1)
-def _numbers() -> Any:
-    """Numbers in evidence text (addresses, timings, ids); compiled when a finding is first grouped,
-    so a log without findings does not import `regex`."""
-    import regex
-
-    return regex.compile(r"0x[0-9a-fA-F]+|\d+")
+# numbers in evidence text (addresses, timings, ids); compiled (cached) when a finding is first
+# grouped, so a log without findings does not import `regex`
+_NUMBERS = r"0x[0-9a-fA-F]+|\d+"
 
 
 @dataclass(frozen=True)
@@ -68,7 +64,7 @@ def cause_key(f: Finding) -> str:
         {k: (v.value, v.source) for k, v in f.facts_used.items()},
         [(c.fact, c.expected, c.status, c.value) for c in f.conditions],
         f.questions,
-        [_numbers().sub("#", e.text) for e in f.evidence],
+        [compile_pattern(_NUMBERS).sub("#", e.text) for e in f.evidence],
     )
 
 
@@ -91,7 +87,7 @@ def one_run(run: RunOut, findings: Iterable[Finding], ruled_out: Iterable[RuledO
         grouped[key] = one if prior is None else merge_findings(prior, one)
     ruled: dict[str, RuledOut] = {}
     for r in ruled_out:
-        rkey = _key(r.rule_id, _numbers().sub("#", r.reason))
+        rkey = _key(r.rule_id, compile_pattern(_NUMBERS).sub("#", r.reason))
         ruled.setdefault(rkey, r)
     return Summary(findings=grouped, runs={run_key(run): run}, ruled_out=ruled, run_count=1)
 
