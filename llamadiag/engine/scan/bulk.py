@@ -72,6 +72,7 @@ DEAD = ((), (), ())  # a watched literal none of whose targets can change the ru
 SETTLING = frozenset({"fact", "era", "sig", "startup", "exclude", "absent_block", "cont", "bridge", "stat"})
 # kinds that never stop a stretch: statistics are aggregated, continuation lines found by shape
 BULK_INERT = frozenset({"stat", "cont", "bridge"})
+SAMPLE = 1 << 18  # bytes of the log's first block that tell which bytes are rare in it
 # stretches in one state of the run before the finder narrows to the literals live in it
 STABLE_STRETCHES = 4
 # hits of a literal in stretches before the finder may leave it out once it settles
@@ -134,7 +135,8 @@ class BulkPath:
         self._literal_searches: dict[frozenset[int] | None, Any] = {}
         self._shape_searches: dict[frozenset[str], Any] = {}
         self._sample = b""
-        self._begun: set[int] = set()
+        # the finders begun on the present block, by id; each holds the block and its hits
+        self._begun: dict[int, HyperscanStops | StdlibStops] = {}
         self.envelope = k.envelope
         self._loose: dict[int, Any] = {}
         self._status_key: tuple[Any, ...] = ()
@@ -158,12 +160,14 @@ class BulkPath:
     def begin(self, block: bytes) -> None:
         """Start on a new block: forget the previous block's hits."""
         self.block = block
-        self._begun = set()
+        for finder in self._begun.values():
+            finder.release()  # else each finder pins the last block it read, up to 64 of them
+        self._begun = {}
         self.live.begin()
         # most blocks hold no byte a plain ASCII line cannot: then no search for one
         self._bad = None if block.translate(None, _GOOD) else (0, None)
         if not self._sample:
-            self._sample = block
+            self._sample = block[:SAMPLE]  # a copy: the first block is not kept whole
         self._block_index += 1
 
     def stretch(self, run: Run, pos: int, base: int) -> tuple[int, int]:
@@ -174,7 +178,7 @@ class BulkPath:
         finder = self.finder(run)
         if id(finder) not in self._begun:
             finder.begin(block)
-            self._begun.add(id(finder))
+            self._begun[id(finder)] = finder
         size = len(block)
         # the first line of an unvouched shape or byte, then the first live literal before it
         limit = finder.shape(pos, False)
@@ -453,7 +457,7 @@ class BulkPath:
                 if self.hyperscan:
                     literals = HyperscanStops.literal_engine(encoded)
                 else:
-                    head = self._sample[: 1 << 18]  # bytes rare in this log, not in a list of lines
+                    head = self._sample  # bytes rare in this log, not in a list of lines
                     literals = rare_byte_regex(encoded, Counter({b: head.count(bytes([b])) for b in range(256)}))
                 self._literal_searches[live] = literals
             shapes = self._shape_searches.get(allowed)

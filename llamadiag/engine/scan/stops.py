@@ -200,6 +200,10 @@ class StdlibStops:
         self.block, self._shape_hits = block, [None, None]
         self._starts, self._ids, self._searched = [], [], 0
 
+    def release(self) -> None:
+        """Let go of the block and its hits (the bulk path moved on): `begin` comes first again."""
+        self.begin(b"")
+
     def literal_lines(self, pos: int) -> Iterator[tuple[int, frozenset[int]]]:
         """(line start, literal ids) of each line at or after `pos` holding a watched
         literal, in order; lines found once are remembered for the block."""
@@ -318,6 +322,12 @@ class HyperscanStops:
         self.db.scan(block, match_event_handler=on_match)
         self.shape_hits = (sorted(found[0]), sorted(found[1]))
         self.block, self._checked, self._cont_lines = block, (0, 0), None
+
+    def release(self) -> None:
+        """Let go of the block and its occurrences (the bulk path moved on): `begin` comes first again."""
+        self.occurrences = {}  # `lengths` stays: one small int per literal ever seen
+        self.always_starts, self.watched_starts, self.watched_ids, self.watched_present = [], [], [], []
+        self.shape_hits, self.block, self._checked, self._cont_lines = ([], []), b"", (0, 0), None
 
     def continuation_lines(self) -> set[int]:
         """Line starts of the block's continuation lines (under the run's wrappers)."""
