@@ -119,3 +119,19 @@ def test_a_log_with_the_command_behind_a_prompt_gives_its_flags(knowledge, promp
     text = f"{prompt}llama-server -m g.gguf --mmproj mmproj-F16.gguf --spec-type draft-mtp -c 8192\n{log}"
     facts = api.diagnose_text(text, knowledge=api.load_knowledge()).report.runs[0].facts
     assert facts["n_ctx"] == 8192
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "     Process: 10778 ExecStart=/usr/local/bin/llama-server -m m.gguf -md d.gguf --port 11430 -t 4 >",
+        "ExecStart=/usr/bin/llama-server -m m.gguf -md d.gguf --port 11430",
+    ],
+)
+def test_a_systemd_exec_start_line_gives_its_flags(knowledge, line: str) -> None:
+    # issue 15 (round 7, #10547): `systemctl status` and unit files show the command as ExecStart=
+    from llamadiag import api
+
+    text = f"{line}\nDec 04 01:53:21 kamala llama-server[10778]: request: GET /models 127.0.0.1 200\n"
+    facts = api.diagnose_text(text, knowledge=api.load_knowledge()).report.runs[0].facts
+    assert facts["flags"]["model-draft"] == "d.gguf" and facts["flags"]["port"] == "11430"
