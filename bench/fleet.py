@@ -21,7 +21,8 @@ Modes, each in its own child process (so its CPU and memory are its own), altern
   serial   one process (`--processes 1`)
   pool     the embedded local process pool of --workers processes
   dask     a Dask LocalCluster of --workers worker processes (its start is inside the wall time
-           and also reported alone)
+           and also reported alone), in this environment: run the bench with a `[fleet]` venv's
+           python to measure what `--workers N` gives (no numpy since --html draws with plotly)
   cluster  an existing Dask cluster (`--scheduler`) started from a worker environment
            (--worker-python: a venv with `pip install 'llamadiag[fleet-worker]'`, no numpy): a
            `dask scheduler` and a `dask worker` of --workers processes; the parent's CPU does not
@@ -210,7 +211,7 @@ def cluster_of(python: str, workers: int) -> Iterator[str]:
     """A Dask cluster started from another environment's `python` (`dask scheduler` and a
     `dask worker` of `workers` processes, one thread each, without the stack profiler, as the
     LocalCluster runs): its scheduler's address. The worker environment is what a worker host
-    installs (`pip install 'llamadiag[fleet-worker]'`: no matplotlib, hence no numpy)."""
+    installs (`pip install 'llamadiag[fleet-worker]'`: no numpy, nor plotly or pySigma)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -1,16 +1,24 @@
 """The fleet report as one self-contained HTML page (`llamadiag fleet --html FILE`).
 
-The pictures are matplotlib figures inlined as SVG (no script, no external resource, glyphs
-drawn as paths so log-derived names cannot inject markup): instances by known failures as a
-heatmap, and the findings over time (by when each instance's log was last written). The tables
-below say the same in words. Every string from a log is escaped.
+The pictures are plotly figures (plotly needs no numpy, so `[fleet]` keeps numpy, and with it
++14 MiB, out of every Dask worker: docs/fleet.md), drawn in the browser by the plotly.js bundled
+in the page: nothing is loaded from anywhere. The Content-Security-Policy lets run only the two
+scripts written here (by their SHA-256) and images only from data: URLs (plotly draws a heatmap
+as one). Instances by known failures as a heatmap, and the findings over time (by when each
+instance's log was last written); the tables below say the same in words.
+
+Every string from a log is escaped: in the tables as HTML; in a figure, HTML-escaped too (plotly
+reads a small HTML subset in labels: escaped, a name is shown as text and never read as a tag),
+and the figure's JSON has `<`, `>` and `&` as \\u escapes so nothing in it can end its script.
 """
 
 from __future__ import annotations
 
-import io
+import base64
+import hashlib
+import json
+import math
 from collections import Counter
-from datetime import datetime
 from html import escape
 from typing import Any
 
@@ -19,67 +27,85 @@ from llamadiag.render.fleet import builds_text, headline, names
 
 MAX_ROWS = 40  # instances in the heatmap (those with most failures first)
 MAX_COLS = 25  # failures in the heatmap (on most instances first)
+DAY_MS = 86_400_000  # a date axis counts in milliseconds
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
 table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;
 vertical-align:top}th{background:#f3f3f3}code{background:#f6f6f6;padding:0 3px}
-.figure svg{max-width:100%;height:auto}.E{color:#b00}.W{color:#a60}
+.figure{width:100%}.E{color:#b00}.W{color:#a60}
 """
+# what a figure's JSON may not hold literally inside <script> (its end tag, a comment opener, an
+# entity), nor JavaScript inside a string (the two line separators)
+_JS_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_CONFIG = {"displaylogo": False, "responsive": True}
+_FONT = {"family": "system-ui, sans-serif", "size": 11}
 
 
-def _svg(fig: Any) -> str:
-    import matplotlib.pyplot as plt
-
-    buf = io.StringIO()
-    fig.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-    plt.close(fig)
-    text = buf.getvalue()
-    return text[text.index("<svg") :]  # drop the XML prolog and doctype: the SVG sits inside HTML
+def _label(text: str) -> str:
+    """A log-derived string as plotly shows it: HTML-escaped, so plotly's tag subset (links,
+    spans with styles) cannot be reached from a log; plotly shows the entities as the characters."""
+    return escape(text, quote=True)
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "llamadiag"  # the same ids on every run: the page is reproducible
-    matplotlib.rcParams["svg.fonttype"] = "path"
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def heatmap_svg(r: FleetReport) -> str | None:
-    """Instances (rows) by known failures (columns), each cell the failure's count on it."""
+def heatmap(r: FleetReport) -> dict[str, Any] | None:
+    """Instances (rows) by known failures (columns), each cell the failure's count on it; the
+    colour is log2(count + 1), an empty cell a gap. Plain lists: no numpy."""
     if not r.failures:
         return None
     cols = [f.rule_id for f in r.failures[:MAX_COLS]]
     counts = {(h.instance, f.rule_id): h.count for f in r.failures for h in f.hits}
     per = Counter(inst for inst, rule in counts if rule in cols)
     rows = sorted(per, key=lambda n: (-per[n], n))[:MAX_ROWS]
-    plt = _pyplot()
-    import numpy as np
+    grid = [[counts.get((row, col), 0) for col in cols] for row in rows]
+    # positions on both axes, the names as tick text: a name that looks like a number or a date
+    # stays a name, and two names cut to the same 40 characters stay two rows
+    trace = {
+        "type": "heatmap",
+        "x": list(range(len(cols))),
+        "y": list(range(len(rows))),
+        "z": [[math.log2(c + 1) if c else None for c in line] for line in grid],
+        "text": [[str(c) if c else "" for c in line] for line in grid],
+        "customdata": [
+            [f"{_label(row)}<br>{_label(col)}: {c}" for col, c in zip(cols, line, strict=True)]
+            for row, line in zip(rows, grid, strict=True)
+        ],
+        "texttemplate": "%{text}",
+        "hovertemplate": "%{customdata}<extra></extra>",
+        "colorscale": "OrRd",
+        "zmin": 0,
+        "showscale": False,
+        "xgap": 1,
+        "ygap": 1,
+    }
+    layout = {
+        "title": {"text": "Instances × known failures", "font": {"size": 13}},
+        "font": _FONT,
+        "height": 160 + 22 * len(rows),
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "xaxis": {
+            "tickvals": trace["x"],
+            "ticktext": [_label(c) for c in cols],
+            "tickangle": -60,
+            "side": "bottom",
+            "automargin": True,
+            "showgrid": False,
+            "zeroline": False,
+        },
+        "yaxis": {
+            "tickvals": trace["y"],
+            "ticktext": [_label(n[-40:]) for n in rows],
+            "autorange": "reversed",
+            "automargin": True,
+            "showgrid": False,
+            "zeroline": False,
+        },
+        "plot_bgcolor": "#fafafa",
+    }
+    return {"data": [trace], "layout": layout}
 
-    grid = np.array([[counts.get((row, col), 0) for col in cols] for row in rows], dtype=float)
-    fig, ax = plt.subplots(figsize=(2.5 + 0.3 * len(cols), 1.2 + 0.22 * len(rows)))
-    # pcolormesh draws each cell as a vector path: no embedded raster, which the page's
-    # Content-Security-Policy (no data: images) would block
-    ax.pcolormesh(
-        np.ma.masked_equal(np.log2(grid + 1), 0), cmap="OrRd", vmin=0, edgecolors="#eeeeee", linewidth=0.5
-    )
-    ax.set_xlim(0, len(cols))
-    ax.set_ylim(len(rows), 0)
-    ax.set_xticks([x + 0.5 for x in range(len(cols))], cols, rotation=60, ha="right", fontsize=7)
-    ax.set_yticks([y + 0.5 for y in range(len(rows))], [n[-40:] for n in rows], fontsize=7)
-    ax.set_facecolor("#fafafa")
-    for (y, x), count in np.ndenumerate(grid):  # the count in its cell: a colour bar would be a raster
-        if count:
-            ax.text(x + 0.5, y + 0.5, str(int(count)), ha="center", va="center", fontsize=6)
-    ax.set_title("Instances × known failures", fontsize=9)
-    return _svg(fig)
 
-
-def timeline_svg(r: FleetReport) -> str | None:
+def timeline(r: FleetReport) -> dict[str, Any] | None:
     """Per day: instances whose log was written then, and how many of them hit a known failure."""
     days: Counter[str] = Counter()
     failing: Counter[str] = Counter()
@@ -91,18 +117,61 @@ def timeline_svg(r: FleetReport) -> str | None:
         failing[day] += bool(i.failures)
     if not days:
         return None
-    plt = _pyplot()
     xs = sorted(days)
-    dates = [datetime.fromisoformat(d) for d in xs]
-    fig, ax = plt.subplots(figsize=(7, 2.6))
-    ax.bar(dates, [days[d] for d in xs], width=0.8, color="#cfd8e3", label="instances (log last written)")
-    ax.bar(dates, [failing[d] for d in xs], width=0.5, color="#d9534f", label="with a known failure")
-    ax.set_ylabel("instances", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7, loc="upper left")
-    ax.set_title("Findings over time", fontsize=9)
-    fig.autofmt_xdate()
-    return _svg(fig)
+    bars = [
+        ("instances (log last written)", [days[d] for d in xs], 0.8, "#cfd8e3"),
+        ("with a known failure", [failing[d] for d in xs], 0.5, "#d9534f"),
+    ]
+    data = [
+        {
+            "type": "bar",
+            "name": name,
+            "x": xs,
+            "y": ys,
+            "width": [width * DAY_MS] * len(xs),
+            "marker": {"color": colour},
+            "hovertemplate": "%{x|%Y-%m-%d}: %{y}<extra>" + name + "</extra>",
+        }
+        for name, ys, width, colour in bars
+    ]
+    layout = {
+        "title": {"text": "Findings over time", "font": {"size": 13}},
+        "font": _FONT,
+        "height": 300,
+        "barmode": "overlay",
+        "margin": {"l": 10, "r": 10, "t": 70, "b": 10},
+        "xaxis": {"type": "date", "automargin": True},
+        "yaxis": {"title": {"text": "instances"}, "rangemode": "tozero", "automargin": True},
+        "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},  # above the bars, not on them
+        "plot_bgcolor": "#fafafa",
+    }
+    return {"data": data, "layout": layout}
+
+
+def _draw_script(figures: dict[str, dict[str, Any]]) -> str:
+    """The script that draws each figure into its div (figures: div id -> plotly's data and
+    layout), then marks the body `data-drawn` (what a screenshot waits for)."""
+    calls = ",".join(
+        f"Plotly.newPlot({json.dumps(div)},{json.dumps(fig['data'])},{json.dumps(fig['layout'])},{json.dumps(_CONFIG)})"
+        for div, fig in figures.items()
+    )
+    script = f'Promise.all([{calls}]).then(function(){{document.body.setAttribute("data-drawn","")}});'
+    return script.translate(_JS_SAFE)
+
+
+def _plotly_js() -> str:
+    """plotly.js as the installed plotly ships it (imported here only: the rest of the fleet
+    command, and its workers, never load plotly)."""
+    from plotly.offline import get_plotlyjs
+
+    js: str = get_plotlyjs()
+    if "</script" in js.lower():  # cannot happen with plotly's own bundle; it would end the element early
+        raise ValueError("plotly.js holds '</script': it cannot be inlined")
+    return js
+
+
+def _sha256(script: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii") + "'"
 
 
 def _e(value: object) -> str:
@@ -119,9 +188,9 @@ def _table(head: list[str], rows: list[list[str]]) -> str:
 def fleet_html(r: FleetReport) -> str:
     """The page: headline, pictures, then the tables (failures, upgrade plan, builds, unexplained lines)."""
     parts = [f"<h1>Fleet report</h1><p>{_e(headline(r))}</p>"]
-    for title, svg in (("heatmap", heatmap_svg(r)), ("timeline", timeline_svg(r))):
-        if svg:
-            parts.append(f'<div class="figure" id="{title}">{svg}</div>')
+    drawn = {div: fig for div, fig in (("heatmap", heatmap(r)), ("timeline", timeline(r))) if fig}
+    parts.extend(f'<div class="figure" id="{div}"></div>' for div in drawn)
+    scripts = [_plotly_js(), _draw_script(drawn)] if drawn else []
     if r.failures:
         rows = [
             [
@@ -167,10 +236,16 @@ def fleet_html(r: FleetReport) -> str:
         parts.append("<h2>Logs not read</h2><ul>")
         parts.extend(f"<li>{_e(e.log)}: {_e(e.error)}</li>" for e in r.errors)
         parts.append("</ul>")
+    # only these scripts run (plotly.js, then the drawing), styles inline (plotly adds its own),
+    # images only as data: URLs (the heatmap's cells); nothing is fetched
+    policy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+    if scripts:
+        policy += "; script-src " + " ".join(_sha256(js) for js in scripts)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f"<title>llamadiag fleet report</title><style>{_STYLE}</style></head><body>"
         + "\n".join(parts)
+        + "".join(f"<script>{js}</script>" for js in scripts)
         + "</body></html>\n"
     )

@@ -18,6 +18,7 @@ COMMAND_ONLY = (
     "typer",
     "click",
     "rich",
+    "plotly",
     "matplotlib",
     "llamadiag.cli",
     "llamadiag.ruletools",
