@@ -58,9 +58,9 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 OUT = HERE / "out"
 sys.path.insert(0, str(HERE))
-
-import gen  # noqa: E402
-import gen_requests  # noqa: E402
+# bench/gen.py and bench/gen_requests.py (with PyYAML) are imported where a log is generated,
+# not here: a LocalCluster's spawned workers import this main module, and its imports would
+# count in every worker's memory (+1.8 MiB measured), which `llamadiag fleet` does not pay
 
 GEN_STYLES = ("default", "lv4", "journald", "ansi", "legacy", "raw")
 REQ_SHAPES = ("b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald")
@@ -93,12 +93,16 @@ def _sessions(kind: str, r: random.Random, every: int, left: int):  # type: igno
             turn[0] += 1
             return pool[turn[0] % len(pool)]
 
+        import gen
+
         body = gen.session(style, r, n, inject, every or 10**9)
         if kind == "compose":  # a session (a start of the server) of one of three services
             service = f"llama-{r.randint(1, 3)}"
             return [f"{service}  | {line}" for line in body]
         return body
     shape = "b11-lv4" if kind == "kubectl" else kind
+    import gen_requests
+
     body = gen_requests.session(shape, r, n, _pools()[1] if every else [], every or 10**9)
     if kind == "kubectl":
         pod = f"llama-{r.randint(0, 1)}"
@@ -112,6 +116,9 @@ _POOLS: list[tuple[list[list[str]], list[list[str]]]] = []
 def _pools() -> tuple[list[list[str]], list[list[str]]]:
     """The failures to splice in: the rules' positive examples (gen.py), the real failing logs."""
     if not _POOLS:
+        import gen
+        import gen_requests
+
         _POOLS.append((gen.failures(), gen_requests.failures()))
     return _POOLS[0]
 
@@ -330,6 +337,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args.dir, args.workers, args.worker_python)))
         return
+    import gen
+
     folder, generated_s = fleet_folder(args.logs, gen.parse_size(args.total), args.seed, args.workers)
     sizes = [p.stat().st_size for p in folder.rglob("*.log")]
     print(
