@@ -37,6 +37,8 @@ _UNSUPPORTED = (
     (regex.compile(r"\\[ZGK]"), "an anchor RE2 lacks (\\Z, \\G, \\K)"),
     (regex.compile(r"\(\?[a-zA-Z]*x"), "verbose mode"),
 )
+# Python's escapes for a code point or a name; RE2 writes \x{2014} (odd run of backslashes only)
+_PY_ESCAPE = regex.compile(r"(?<!\\)(?:\\\\)*\\[uUN]")
 _GLOBAL_FLAGS = regex.compile(r"^\(\?([a-zA-Z]+)\)")
 _CLASS = regex.compile(r"\[(?:\\.|[^\]\\])*\]")
 _REPEAT = regex.compile(r"\{(\d+)(?:,(\d*))?\}")
@@ -58,6 +60,8 @@ class SigmaExport:
 
 def re2_problem(pattern: str) -> str | None:
     """What keeps a Python regex from RE2, or None when RE2 takes it with the same meaning."""
+    if _PY_ESCAPE.search(pattern):  # in a character class too
+        return "uses a \\u, \\U or \\N escape, which RE2 (Loki) lacks (write the character itself)"
     outside = _CLASS.sub("[]", pattern)
     for finder, what in _UNSUPPORTED:
         if finder.search(outside):

@@ -7,6 +7,8 @@ import os
 import shutil
 from pathlib import Path
 
+import yaml
+
 from llamadiag import cache
 from tests.paths import ROOT
 
@@ -55,7 +57,9 @@ def test_knowledge_cache_notices_a_changed_rule(tmp_path: Path, monkeypatch) -> 
     rules = _small_rules(tmp_path)
     before = checked_knowledge([rules], builtin=False)
     path = next((rules / "speculative").glob("*.yaml"))
-    path.write_text(path.read_text().replace("title:", "title: CHANGED", 1))
+    data = yaml.safe_load(path.read_text())  # a quoted title cannot take a prefix by text replacement
+    data["title"] = "CHANGED " + data["title"]
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     after = checked_knowledge([rules], builtin=False)
     assert before.digest != after.digest
     assert after.rule(path.stem).rule.title.startswith("CHANGED")

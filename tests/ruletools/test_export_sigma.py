@@ -147,3 +147,11 @@ def test_cli_lists_what_it_cannot_export() -> None:
         "llamadiag: not exported: spec-vision-draft-position-gap: signature 'gap-and-speculative-failure' spans 5 lines"
         in done.stderr
     )
+
+
+def test_a_python_code_point_escape_is_not_exported_even_in_a_class() -> None:
+    # a rule wrote [-\u2014] (round 8 of issue #15): Python reads it, RE2 refuses it, so the
+    # export must list the signature as not exported instead of handing Loki a broken filter
+    assert re2_problem(r"enabled\s*[-\u2014]\s*consider") is not None
+    assert re2_problem(r"enabled\s*[-—]\s*consider") is None
+    assert re2_problem(r"a literal backslash then u: \\u2014") is None
