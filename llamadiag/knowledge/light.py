@@ -42,6 +42,12 @@ class Light:
         """The fields as a dict, nested models as dicts (pydantic's `model_dump()` without options)."""
         return {k: _dump(v) for k, v in self.__dict__.items()}
 
+    def model_copy(self, update: dict[str, Any] | None = None) -> Any:
+        """A shallow copy with some fields changed (pydantic's `model_copy(update=...)`)."""
+        out = object.__new__(type(self))
+        vars(out).update(self.__dict__, **(update or {}))
+        return out
+
 
 def _dump(value: Any) -> Any:
     if isinstance(value, Light):

@@ -35,16 +35,7 @@ def for_workers(k: api.Knowledge) -> api.Knowledge:
     rules = []
     for loaded in k.rules:
         rule = loaded.rule
-        changes = dict(UNUSED_ON_WORKERS, verification=_with(rule.verification, steps=[]))
-        rules.append(dataclasses.replace(loaded, rule=_with(rule, **changes), positions={}))
+        # a pydantic rule, or its light copy from the start-up cache: both copy the same way
+        changes = dict(UNUSED_ON_WORKERS, verification=rule.verification.model_copy(update={"steps": []}))
+        rules.append(dataclasses.replace(loaded, rule=rule.model_copy(update=changes), positions={}))
     return dataclasses.replace(k, rules=rules)
-
-
-def _with(model: Any, **changes: Any) -> Any:
-    """A copy of a validated rule model (pydantic, or its light copy from the start-up cache)
-    with some fields changed."""
-    if hasattr(model, "model_copy"):
-        return model.model_copy(update=changes)
-    out = object.__new__(type(model))  # a light copy is frozen: fill its fields directly
-    vars(out).update(vars(model), **changes)
-    return out
