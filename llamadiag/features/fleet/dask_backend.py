@@ -24,7 +24,7 @@ from llamadiag.features.fleet.workerknowledge import for_workers
 # Its workers also keep short histories of what only Dask's own debugging and dashboard read: the
 # state machine's last transitions and events (1000 of each by default, about 0.7 MiB per worker
 # once a fleet has run that many) and the system monitor's samples (two a second, kept for an
-# hour by default: 2.6 MiB per worker by then); every MiB counts against the 64 MiB a fleet
+# hour by default: 2 MiB per worker by then); every MiB counts against the 64 MiB a fleet
 # worker is meant to stay under (docs/fleet.md, "Memory per worker").
 WORKER_LOG_LENGTH = 100
 MONITOR_SAMPLES = 120  # a minute
