@@ -32,7 +32,10 @@ from llamadiag.features.watch.settle import SettlePolicy
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.rulemodel import Severity
 
-RELEASE_IDLE = 0.2  # seconds without input before held entries and unsettled causes are released
+RELEASE_IDLE = 0.2  # seconds without input before unsettled causes are judged
+# seconds without input before the last entry is taken as complete: a multi-line message
+# arrives in one write (llama-server writes each message at once), so a later line is new
+CONTINUATION_IDLE = 0.02
 PREAMBLE_IDLE = 2.0  # ... before lines buffered for the next server start are given to the current run
 KEPT_RUNS = 64  # ended runs (and their causes) kept for the end summary
 KEPT_CAUSES = 256
@@ -136,13 +139,20 @@ class Watcher:
             self._settle(lambda c: read >= c.deadline and (held is None or held.number > c.deadline))
         self._after_input()
 
+    def wake_within(self, default: float) -> float:
+        """How long the input loop may sleep while the input is quiet: less while an entry waits
+        for its continuation lines, so a finding judged at once is not held back by the sleep."""
+        return min(default, CONTINUATION_IDLE) if self.a.held is not None else default
+
     def idle(self, quiet_for: float) -> None:
         """Called while no input arrives; `quiet_for` is the time since the last data."""
-        if quiet_for >= RELEASE_IDLE:
-            if self.a.held is not None:
-                self.a.release_held()
-            if self.pending:
-                self._settle(lambda c: True)
+        if quiet_for >= CONTINUATION_IDLE and self.a.held is not None:
+            self.a.release_held()
+            if self.pending:  # causes judged at once were waiting only for the entry to complete
+                read = self.a.line_number
+                self._settle(lambda c: read >= c.deadline)
+        if quiet_for >= RELEASE_IDLE and self.pending:
+            self._settle(lambda c: True)
         if quiet_for >= PREAMBLE_IDLE and self.a.preamble_has_signatures():
             self.a.flush()  # the server said nothing more: the buffered lines are all there is
             self._settle(lambda c: True)

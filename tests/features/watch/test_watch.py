@@ -13,7 +13,7 @@ import yaml
 from llamadiag.engine.analyze import Analyzer
 from llamadiag.engine.reportdata import dump
 from llamadiag.features.redact import Redactor
-from llamadiag.features.watch.watcher import KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
+from llamadiag.features.watch.watcher import CONTINUATION_IDLE, KEPT_RUNS, PREAMBLE_IDLE, RELEASE_IDLE, Watcher
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.render.watch import StreamRedactor
 from llamadiag.ruletools.selftest import analyze_text
@@ -217,3 +217,19 @@ def test_a_cause_nothing_can_change_is_judged_at_once(knowledge: Knowledge) -> N
     assert not of_type(events, "finding")  # the error entry itself may still be continued
     watcher.feed(lines[completing + 1 : completing + 2])
     assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["context-size-exceeded"]
+
+
+def test_a_cause_judged_at_once_is_reported_when_the_input_goes_quiet(knowledge: Knowledge) -> None:
+    # the completing line is the last one in: it is held for continuation lines only briefly,
+    # then judged at once, without the 0.2 s that an unsettled cause waits for
+    lines = lines_of((SAMPLES / "context-exceeded-b98xx-journald.log").read_text())
+    completing = next(i for i, line in enumerate(lines) if "exceeds the available context size" in line)
+    events: list[dict[str, Any]] = []
+    watcher = Watcher(Analyzer(knowledge), events.append)
+    watcher.feed(lines[: completing + 1])
+    assert watcher.wake_within(0.05) == CONTINUATION_IDLE  # the input loop wakes for the held entry
+    watcher.idle(CONTINUATION_IDLE / 2)
+    assert not of_type(events, "finding")
+    watcher.idle(CONTINUATION_IDLE)
+    assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["context-size-exceeded"]
+    assert CONTINUATION_IDLE < RELEASE_IDLE
