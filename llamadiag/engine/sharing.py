@@ -3,9 +3,10 @@
 A finding's texts come from its rule (title, summary, root cause, steps, references ...), but
 each run's assessment builds them anew (`str.strip()`, a reference's URL, a rendered step), and
 each run's entry names the same facts and sources again. In a long log each distinct finding and
-run shape stays in the summary until the report (engine/grouping.py): at 1 GB of bench/gen.py's
-log 186 findings and 119 runs, ~2.2 MB of Python objects, mostly repeats of the same texts.
-`Sharing` swaps each for the first equal one it holds: the report is the same, byte for byte.
+run shape stays in the summary until the report (engine/grouping.py); where one rule is found
+again with other values in many runs (a crash loop naming another model each time), each kept
+its own copies. `Sharing` swaps each for the first equal one it holds: the report is the same,
+byte for byte (docs/performance.md, "Memory").
 """
 
 from __future__ import annotations
