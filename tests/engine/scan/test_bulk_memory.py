@@ -26,7 +26,9 @@ ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 @pytest.fixture(scope="module")
 def long_log(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bulkmem") / "bench.log"
-    _gen().generate(4 << 20, out, seed=3, inject_every=40)
+    # a seed whose runs see several sets of wrappers, so that Hyperscan builds several finders
+    # (with the rules merged on 2026-12-02, seed 3's log gave Hyperscan a single finder)
+    _gen().generate(4 << 20, out, seed=1, inject_every=40)
     return out
 
 
