@@ -101,7 +101,7 @@ def _loop(pump: InputPump, watcher: Watcher, stopper: _Stopper) -> End | None:
     output = _OutputWatch()
     last = time.monotonic()
     while stopper.signum is None:
-        item = pump.get(watcher.wake_within(TICK))
+        item = pump.get(watcher.wake_within(TICK, time.monotonic() - last))
         if item is None:
             watcher.idle(time.monotonic() - last)
             if output.closed():

@@ -139,10 +139,16 @@ class Watcher:
             self._settle(lambda c: read >= c.deadline and (held is None or held.number > c.deadline))
         self._after_input()
 
-    def wake_within(self, default: float) -> float:
-        """How long the input loop may sleep while the input is quiet: less while an entry waits
-        for its continuation lines, so a finding judged at once is not held back by the sleep."""
-        return min(default, CONTINUATION_IDLE) if self.a.held is not None else default
+    def wake_within(self, default: float, quiet_for: float = 0.0) -> float:
+        """How long the input loop may sleep while the input is quiet (`quiet_for` so far): no
+        longer than until a held entry or a pending cause is due, so neither waits for a tick."""
+        if self.a.held is not None:
+            due = CONTINUATION_IDLE
+        elif self.pending:
+            due = RELEASE_IDLE
+        else:
+            return default
+        return min(default, max(0.001, due - quiet_for))
 
     def idle(self, quiet_for: float) -> None:
         """Called while no input arrives; `quiet_for` is the time since the last data."""
