@@ -21,7 +21,18 @@ from llamadiag.features.fleet.workerknowledge import for_workers
 # the engine's pure-Python work that sampler (a thread taking the GIL 100 times a second) cost as
 # much CPU as the work itself on a loaded machine (docs/fleet.md, figures), so the LocalCluster
 # started here runs without it; an existing cluster (`--scheduler`) keeps its own configuration.
-LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False}
+# Its workers also keep short histories of what only Dask's own debugging and dashboard read: the
+# state machine's last transitions and events (1000 of each by default, about 0.7 MiB per worker
+# once a fleet has run that many) and the system monitor's samples (two a second, kept for an
+# hour by default: 2 MiB per worker by then); every MiB counts against the 64 MiB a fleet
+# worker is meant to stay under (docs/fleet.md, "Memory per worker").
+WORKER_LOG_LENGTH = 100
+MONITOR_SAMPLES = 120  # a minute
+LOCAL_CLUSTER_CONFIG = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.low-level-log-length": WORKER_LOG_LENGTH,
+    "distributed.admin.system-monitor.log-length": MONITOR_SAMPLES,
+}
 
 
 class DaskBackend:

@@ -25,8 +25,17 @@ ENGINES = ["stdlib", *(["hyperscan"] if hyperscan_available() else [])]
 
 @pytest.fixture(scope="module")
 def long_log(tmp_path_factory) -> Path:
+    """~3.5 MB of bench/gen.py's runs, plain and under journald in turn: runs that see other
+    sets of wrappers, so that each engine builds several finders whatever the rules."""
+    import random
+
+    gen = _gen()
+    pool, turn, r = gen.failures(), iter(range(10**6)), random.Random(3)
+    lines: list[str] = []
+    for style in ("default", "journald", "default", "journald"):
+        lines += gen.session(style, r, 6000, lambda: pool[next(turn) % len(pool)], 40)
     out = tmp_path_factory.mktemp("bulkmem") / "bench.log"
-    _gen().generate(4 << 20, out, seed=3, inject_every=40)
+    out.write_text("\n".join(lines) + "\n")
     return out
 
 
@@ -46,3 +55,23 @@ def test_finders_let_go_of_earlier_blocks(knowledge, long_log: Path, engine: str
         assert not pinned, f"{len(pinned)} finders still hold an earlier block"
         assert len(bulk._sample) <= SAMPLE  # the rare-byte sample, not the whole first block
     assert most_finders > 1  # several finders were built: the case that pinned blocks
+
+
+def test_a_dropped_literal_search_is_freed(knowledge, long_log: Path) -> None:
+    """The standard library's literal searches (one per state of a run, ~240 KiB compiled
+    each, 16 kept) are freed when the bulk path drops them: `re`'s own cache of 512 patterns
+    kept every one ever built alive."""
+    import gc
+    import weakref
+    from collections import Counter
+
+    from llamadiag.engine.scan.stops import rare_byte_regex
+
+    sample = long_log.read_bytes()[:SAMPLE]
+    literals = [b"slot update_slots", b"prompt eval time", b"llama_model_loader"]
+    search = rare_byte_regex(literals, Counter({b: sample.count(bytes([b])) for b in range(256)}))
+    assert search.search(b"x prompt eval time =") is not None
+    held = weakref.ref(search)
+    del search
+    gc.collect()
+    assert held() is None, "a literal search outlives the bulk path's reference to it"

@@ -94,7 +94,7 @@ def test_local_pool_gives_the_same_report_byte_for_byte(fleet_dir: Path, serial:
 
 def test_dask_local_cluster_of_two_worker_processes_gives_the_same_report(fleet_dir: Path, serial: FleetReport) -> None:
     pytest.importorskip("distributed", reason="the fleet extra is not installed")
-    from llamadiag.features.fleet.dask_backend import DaskBackend, dask_client
+    from llamadiag.features.fleet.dask_backend import MONITOR_SAMPLES, WORKER_LOG_LENGTH, DaskBackend, dask_client
 
     with dask_client(workers=2) as client:
         assert len(client.scheduler_info()["workers"]) == 2
@@ -103,6 +103,9 @@ def test_dask_local_cluster_of_two_worker_processes_gives_the_same_report(fleet_
         clustered = report_of([str(fleet_dir)], DaskBackend(client))
         # the workers ran no sampling profiler (it doubled their CPU time on the engine's work)
         assert client.profile()["count"] == 0
+        # nor kept Dask's long debugging histories (memory a fleet worker has little of)
+        kept = client.run(lambda dask_worker: (dask_worker.state.log.maxlen, dask_worker.monitor.maxlen))
+        assert set(kept.values()) == {(WORKER_LOG_LENGTH, MONITOR_SAMPLES)}
     assert clustered.model_dump_json() == serial.model_dump_json()
 
 

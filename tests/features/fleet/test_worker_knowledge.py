@@ -56,6 +56,14 @@ def test_workers_knowledge_without_report_text_gives_the_same_summaries() -> Non
     slim = for_workers(k)
     assert all(not r.rule.examples and not r.rule.remediation for r in slim.rules)
     assert all(r.rule.examples and r.rule.remediation for r in k.rules)  # the command's own is untouched
+    # nor the references' titles and notes, nor the verification checks: the report's text
+    assert not any(ref.title or ref.note for r in slim.rules for ref in r.rule.references)
+    assert not any(r.rule.verification.checks for r in slim.rules)
+    assert [[(f.kind, f.id, f.role, f.build) for f in r.rule.references] for r in slim.rules] == [
+        [(f.kind, f.id, f.role, f.build) for f in r.rule.references] for r in k.rules
+    ]
+    assert any(ref.title for r in k.rules for ref in r.rule.references)
+    assert any(r.rule.verification.checks for r in k.rules)
     assert len(pickle.dumps(slim)) < 0.6 * len(pickle.dumps(k))
     full = _summaries(k, "full")
     assert sum(len(i.hits) for s in full for i in s.instances) > 40  # logs that do find things
