@@ -23,7 +23,6 @@ from llamadiag.engine.ranking import apply_supersedes, rank_findings
 from llamadiag.engine.reasoning import RuleHits, assess
 from llamadiag.engine.run import Run, Stream, compact
 from llamadiag.engine.scan.scanner import Scanner
-from llamadiag.engine.sharing import Sharing
 from llamadiag.knowledge.loader import Knowledge
 from llamadiag.knowledge.patterns import compile_pattern
 
@@ -64,7 +63,6 @@ class Analyzer:
         # the number of runs); False keeps every run until report() (the same report, for tests)
         self.fold_runs = True
         self.summary = Summary()
-        self.sharing = Sharing()  # equal texts of the summary's findings and runs, held once
         self.instances: set[str | None] = set()  # instances of every run, folded or not
         self.streams: dict[str | None, Stream] = {}
         self.held: Line | None = None
@@ -440,8 +438,7 @@ class Analyzer:
         findings, ruled = self.assess_run(run, facts=facts)
         build = facts.get("build")
         number = build.value if build is not None and isinstance(build.value, int) else None
-        share = self.sharing
-        return one_run(share.run(self.run_out(run, facts)), [share.finding(f) for f in findings], ruled, number)
+        return one_run(self.run_out(run, facts), findings, ruled, number)
 
     def report(self, input_info: dict[str, Any] | None = None, notes: list[str] | None = None) -> Report:
         """Flush held input and evaluate every rule on every run: the complete report."""
