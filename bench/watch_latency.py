@@ -37,6 +37,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,19 +45,18 @@ sys.path.insert(0, str(ROOT / "bench"))
 SAMPLE = ROOT / "sample_logs" / "seed-b11503-default.log"
 
 
-def measure(rate: int, seconds: float, sample: Path, target: Path | None) -> dict:
-    cycle = sample.read_bytes().splitlines(keepends=True)
-    total = int(rate * seconds)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    source = [str(target), "--follow"] if target else ["-"]
+def start_watch(
+    source: list[str], record: Callable[[int, float], None]
+) -> tuple[subprocess.Popen[bytes], threading.Thread]:
+    """`llamadiag watch SOURCE --format jsonl` in a child, and a thread that calls `record(line,
+    time)` with the last evidence line of each finding event as it is read; returns once the
+    child's start-up (rules, imports), which is not detection latency, is over."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "llamadiag", "watch", *source, "--format", "jsonl"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        env=env,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
-    written = [0.0] * (total + 1)  # write time by line number (1-based)
-    latencies: list[float] = []
 
     def read() -> None:
         assert proc.stdout is not None
@@ -64,13 +64,25 @@ def measure(rate: int, seconds: float, sample: Path, target: Path | None) -> dic
             now = time.perf_counter()
             event = json.loads(raw)
             if event["type"] == "finding":
-                last = max(e["line"] for e in event["finding"]["evidence"])
-                if last <= total and written[last]:
-                    latencies.append(now - written[last])
+                record(max(e["line"] for e in event["finding"]["evidence"]), now)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    time.sleep(1.5)  # start-up (rules, imports) is not detection latency
+    time.sleep(1.5)
+    return proc, reader
+
+
+def measure(rate: int, seconds: float, sample: Path, target: Path | None) -> dict:
+    cycle = sample.read_bytes().splitlines(keepends=True)
+    total = int(rate * seconds)
+    written = [0.0] * (total + 1)  # write time by line number (1-based)
+    latencies: list[float] = []
+
+    def record(last: int, now: float) -> None:
+        if last <= total and written[last]:
+            latencies.append(now - written[last])
+
+    proc, reader = start_watch([str(target), "--follow"] if target else ["-"], record)
     assert proc.stdin is not None
     fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT) if target else proc.stdin.fileno()
     start = time.perf_counter()
@@ -130,30 +142,15 @@ def measure_idle(samples: list[Path], rounds: int) -> dict:
         for end in evidence_ends(sample):
             pieces.append((sample.name, lines[start:end]))
             start = end
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llamadiag", "watch", "-", "--format", "jsonl"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-    )
     written: dict[int, tuple[float, str]] = {}  # evidence end line -> (write time, sample)
     latencies: dict[str, list[float]] = {}
 
-    def read() -> None:
-        assert proc.stdout is not None
-        for raw in proc.stdout:
-            now = time.perf_counter()
-            event = json.loads(raw)
-            if event["type"] == "finding":
-                last = max(e["line"] for e in event["finding"]["evidence"])
-                if last in written:
-                    stamp, name = written[last]
-                    latencies.setdefault(name, []).append(now - stamp)
+    def record(last: int, now: float) -> None:
+        if last in written:
+            stamp, name = written[last]
+            latencies.setdefault(name, []).append(now - stamp)
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    time.sleep(1.5)  # start-up (rules, imports) is not detection latency
+    proc, reader = start_watch(["-"], record)
     assert proc.stdin is not None
     fd = proc.stdin.fileno()
     line = 0

@@ -206,14 +206,21 @@ def test_watch_events_are_the_same_with_the_bulk_path(knowledge: Knowledge, tmp_
     assert sum(kind == "finding" for kind, *_ in results[0]) >= 5
 
 
-def test_a_cause_nothing_can_change_is_judged_at_once(knowledge: Knowledge) -> None:
-    # after the startup, with every fact its conditions test known, and nothing that could rule
-    # it out or hide it: reported on the line that completes the evidence, not 20 lines later
+def _fed_up_to_context_overflow(knowledge: Knowledge) -> tuple[Watcher, list[dict[str, Any]], list[str], int]:
+    """A watcher fed a journald log up to the line that completes its context-overflow evidence
+    (a cause nothing can change: judged at once); its events, the log's lines and that line's index."""
     lines = lines_of((SAMPLES / "context-exceeded-b98xx-journald.log").read_text())
     completing = next(i for i, line in enumerate(lines) if "exceeds the available context size" in line)
     events: list[dict[str, Any]] = []
     watcher = Watcher(Analyzer(knowledge), events.append)
     watcher.feed(lines[: completing + 1])
+    return watcher, events, lines, completing
+
+
+def test_a_cause_nothing_can_change_is_judged_at_once(knowledge: Knowledge) -> None:
+    # after the startup, with every fact its conditions test known, and nothing that could rule
+    # it out or hide it: reported on the line that completes the evidence, not 20 lines later
+    watcher, events, lines, completing = _fed_up_to_context_overflow(knowledge)
     assert not of_type(events, "finding")  # the error entry itself may still be continued
     watcher.feed(lines[completing + 1 : completing + 2])
     assert [e["finding"].rule_id for e in of_type(events, "finding")] == ["context-size-exceeded"]
@@ -222,11 +229,7 @@ def test_a_cause_nothing_can_change_is_judged_at_once(knowledge: Knowledge) -> N
 def test_a_cause_judged_at_once_is_reported_when_the_input_goes_quiet(knowledge: Knowledge) -> None:
     # the completing line is the last one in: it is held for continuation lines only briefly,
     # then judged at once, without the 0.2 s that an unsettled cause waits for
-    lines = lines_of((SAMPLES / "context-exceeded-b98xx-journald.log").read_text())
-    completing = next(i for i, line in enumerate(lines) if "exceeds the available context size" in line)
-    events: list[dict[str, Any]] = []
-    watcher = Watcher(Analyzer(knowledge), events.append)
-    watcher.feed(lines[: completing + 1])
+    watcher, events, _, _ = _fed_up_to_context_overflow(knowledge)
     assert watcher.wake_within(0.05) == CONTINUATION_IDLE  # the input loop wakes for the held entry
     watcher.idle(CONTINUATION_IDLE / 2)
     assert not of_type(events, "finding")
