@@ -373,4 +373,26 @@ SCENARIOS += [
              ready=False, host="203.0.113.7"),
 ]
 
+# round 3b: six more, chosen and labelled blind after round 3's rule changes
+SCENARIOS += [
+    Scenario("models-dir-missing", [], ["--models-dir", "no-such-models"],
+             "router mode with --models-dir naming a folder that is not there", ready=False),
+    Scenario("models-preset-missing", [], ["--models-preset", "no-such-presets.ini"],
+             "router mode with --models-preset naming a file that is not there", ready=False),
+    Scenario("tools-without-jinja", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "1024", "--no-jinja"],
+             "a chat request with tools on a server started with --no-jinja",
+             [Req("POST", "/v1/chat/completions", chat("weather in Paris?", 16, tools=TOOLS)),
+              Req("POST", "/v1/chat/completions", chat())]),
+    Scenario("detokenize-foreign-token-ids", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "512"],
+             "/detokenize with token ids beyond this model's vocabulary (ids from another tokenizer)",
+             [Req("POST", "/tokenize", {"content": "Hello world"}),
+              Req("POST", "/detokenize", {"tokens": [15043, 151643, 200000]})]),
+    Scenario("grammar-file-missing", ["llama-spm"],
+             ["-m", "llama-spm.gguf", "-c", "512", "--grammar-file", "no-such-grammar.gbnf"],
+             "--grammar-file names a file that is not there", ready=False),
+    Scenario("ctx-size-with-unit-suffix", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "8k", "-np", "1"],
+             "-c 8k (a unit suffix): std::stoi reads 8; a ~600-token prompt follows",
+             [Req("POST", "/completion", completion(LONG[:1500], 8)), Req("POST", "/completion", completion())]),
+]
+
 BY_NAME = {s.name: s for s in SCENARIOS}
