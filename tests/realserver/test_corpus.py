@@ -118,3 +118,16 @@ def test_round3_blind_verdicts_are_published() -> None:
     assert counts("3b") == {"all": 6, "correct": 2, "wrong": 0, "silent": 3}
     assert "**12 of 21 recognised by the right rule**" in text
     assert "**Before any\nchange: 2 of 6 recognised by the right rule" in text
+
+
+WITH_CMDLINE = [e for e in EXPECTED if e.get("cmdline_rules")]
+
+
+@pytest.mark.parametrize("entry", WITH_CMDLINE, ids=[e["scenario"] for e in WITH_CMDLINE])
+def test_cause_named_first_with_the_command_line(knowledge, entry) -> None:
+    """Some causes are only in the command line (-c 8k): given it, as `--cmdline` gives it, the rule
+    that names the cause comes first."""
+    prov = {p["scenario"]: p for p in yaml.safe_load((REAL / "provenance.yaml").read_text())["logs"]}
+    report = analyze_file(knowledge, REAL / f"{entry['scenario']}.log", cmdline=prov[entry["scenario"]]["command_line"])
+    assert report.findings, "nothing found with the command line"
+    assert report.findings[0].rule_id in entry["cmdline_rules"], [f.rule_id for f in report.findings]
