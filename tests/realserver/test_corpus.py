@@ -55,6 +55,8 @@ def test_real_log_verdict(knowledge, entry) -> None:
         assert not missing, f"expected {missing}, got {sorted(got)}"
         for r, conf in (entry.get("confidence") or {}).items():
             assert got[r].confidence == conf, f"{r}: expected {conf}, got {got[r].confidence}"
+        for r, words in (entry.get("diagnosis_says") or {}).items():
+            assert words in got[r].diagnosis, f"{r}: the diagnosis does not say {words!r}: {got[r].diagnosis}"
         extra = {r: f"{f.severity}/{f.confidence}" for r, f in got.items()
                  if f.severity in SERIOUS and r not in want and r not in also}
         assert not extra, f"other serious findings besides {want}: {extra}"
