@@ -395,4 +395,30 @@ SCENARIOS += [
              [Req("POST", "/completion", completion(LONG[:1500], 8)), Req("POST", "/completion", completion())]),
 ]
 
+# round 3c: six more, chosen and labelled blind after the round-3b rule changes
+SCENARIOS += [
+    Scenario("lora-for-other-base-size", ["llama-spm", "lora-other-base"],
+             ["-m", "llama-spm.gguf", "--lora", "lora-other-base.gguf", "-c", "512"],
+             "--lora with an adapter trained for another base model of the same architecture (n_embd 256)",
+             ready=False),
+    Scenario("lora-for-other-arch", ["llama-spm", "lora-other-arch"],
+             ["-m", "llama-spm.gguf", "--lora", "lora-other-arch.gguf", "-c", "512"],
+             "--lora with an adapter made for another architecture (qwen3 on a llama model)", ready=False),
+    Scenario("spec-type-unknown", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "512", "--spec-type", "ngram"],
+             "--spec-type with a name this build does not have (ngram; it has ngram-simple, ngram-mod ...)",
+             ready=False),
+    Scenario("anthropic-messages-misuse", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "512"],
+             "/v1/messages (Anthropic API) with an OpenAI-shaped body without messages, then a valid one",
+             [Req("POST", "/v1/messages", {"model": "x", "prompt": "hi", "max_tokens": 8}),
+              Req("POST", "/v1/messages", {"model": "x", "max_tokens": 8,
+                                           "messages": [{"role": "user", "content": "hi"}]})]),
+    Scenario("tokenize-wrong-field", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "512"],
+             "/tokenize with 'text' instead of 'content', and /detokenize with 'content' instead of 'tokens'",
+             [Req("POST", "/tokenize", {"text": "Hello world"}),
+              Req("POST", "/detokenize", {"content": "Hello world"})]),
+    Scenario("ubatch-above-batch", ["llama-spm"], ["-m", "llama-spm.gguf", "-c", "1024", "-b", "64", "-ub", "512"],
+             "-ub 512 above -b 64, then a ~600-token prompt",
+             [Req("POST", "/completion", completion(LONG[:700], 8))]),
+]
+
 BY_NAME = {s.name: s for s in SCENARIOS}
