@@ -100,7 +100,7 @@ def test_the_published_table_is_current(knowledge) -> None:
 def test_round3_blind_verdicts_are_published() -> None:
     """docs/real-server.md's round-3 "before" columns are the blind runs kept in expected.yaml, and the
     headline figures (round 3: 12 of 21 recognised, 1 wrong, 7 silent; round 3b: 2 of 6, 0 wrong, 3
-    silent, before any rule change) add up from them."""
+    silent; round 3c: 3 of 5 failures and the near miss, 2 silent; before any rule change) add up."""
     from tests.realserver.verdicts import DOC
 
     text = DOC.read_text()
@@ -118,8 +118,10 @@ def test_round3_blind_verdicts_are_published() -> None:
 
     assert counts("3") == {"all": 21, "correct": 12, "wrong": 1, "silent": 7}
     assert counts("3b") == {"all": 6, "correct": 2, "wrong": 0, "silent": 3}
+    assert counts("3c") == {"all": 6, "correct": 4, "wrong": 0, "silent": 2}  # one correct is the healthy near miss
     assert "**12 of 21 recognised by the right rule**" in text
     assert "**Before any\nchange: 2 of 6 recognised by the right rule" in text
+    assert "**Before any change: 3 of the 5 failures\nrecognised by the right rule, 0 wrong, 2 silent" in text
 
 
 WITH_CMDLINE = [e for e in EXPECTED if e.get("cmdline_rules")]
