@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import sys
 import threading
 from array import array
 from functools import lru_cache
@@ -147,66 +146,18 @@ def cached_database(
     digest = hashlib.sha256(b"\0".join(expressions) + repr(flags).encode())
     digest.update(str(getattr(hyperscan, "__version__", "?")).encode())
     name = f"{kind}-{digest.hexdigest()[:20]}.db"
-    db = _loaded(hyperscan, cache.read(name))
-    if db is not None:
-        return db
-    data = compile_in_child(expressions, flags)
-    db = _loaded(hyperscan, data)
-    if db is not None and data is not None:
-        cache.write(name, data, keep=keep)
-        return db
+    data = cache.read(name)
+    if data is not None:
+        try:
+            db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)  # a deserialized database has none
+            return db
+        except Exception:  # stale or foreign: compile again
+            pass
     db = hyperscan.Database()
     db.compile(expressions=expressions, ids=list(range(len(expressions))), flags=flags)
     cache.write(name, hyperscan.dumpb(db), keep=keep)
     return db
-
-
-def _loaded(hyperscan: Any, data: bytes | None) -> Any:
-    """A serialized database made usable, or None when there is none or it does not load
-    (stale, foreign, cut short)."""
-    if data is None:
-        return None
-    try:
-        db = hyperscan.loadb(data, hyperscan.HS_MODE_BLOCK)
-        db.scratch = hyperscan.Scratch(db)  # a deserialized database has none
-    except Exception:
-        return None
-    return db
-
-
-# Compiling takes ~40 MiB for a moment (a shape database of the bulk path), and glibc keeps the
-# heap it grew: done in this process halfway through a large log, it lifted `explain`'s peak from
-# 58 to 88 MiB (docs/performance.md, "Memory"). A child compiles on the side and hands back the
-# serialized database; only data crosses (the expressions in, the bytes out), nothing is run.
-_CHILD = (
-    "import json, sys, hyperscan\n"
-    "e, f = json.load(sys.stdin)\n"
-    "db = hyperscan.Database()\n"
-    "db.compile(expressions=[x.encode('latin-1') for x in e], ids=list(range(len(e))), flags=f)\n"
-    "sys.stdout.buffer.write(hyperscan.dumpb(db))\n"
-)
-CHILD_TIMEOUT = 120.0  # seconds; a few hundred expressions take ~0.1 s
-
-
-def compile_in_child(expressions: list[bytes], flags: list[int]) -> bytes | None:
-    """A Hyperscan database compiled by a child Python and serialized (`dumpb`), or None where
-    no child can run (no interpreter path, no hyperscan there, a time-out): then the caller
-    compiles in this process."""
-    import json  # only on a cache miss: kept out of the start-up path
-    import subprocess
-
-    if not sys.executable:
-        return None
-    payload = json.dumps([[x.decode("latin-1") for x in expressions], flags]).encode()
-    try:
-        done = subprocess.run(
-            # -P: the working folder is not put on the child's path (a stray json.py there
-            # must not be imported); the environment stays, so an install by PYTHONPATH works
-            [sys.executable, "-P", "-c", _CHILD], input=payload, capture_output=True, timeout=CHILD_TIMEOUT, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return done.stdout if done.returncode == 0 and done.stdout else None
 
 
 def hyperscan_available() -> bool:
