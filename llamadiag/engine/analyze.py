@@ -159,6 +159,7 @@ class Analyzer:
             and line.number - 1 in (held.end, self.bridged)
             and line.instance == held.instance
             and line.number - held.number < MAX_JOINED
+            and not self._foreign(held, line)
         ):
             held.text += "\n" + line.text
             held.end = line.number
@@ -192,6 +193,14 @@ class Analyzer:
         done = self.release_held()
         self.held, self.held_targets = line, targets
         return done
+
+    def _foreign(self, held: Line, line: Line) -> bool:
+        """Whether the held entry is a line of the program embedding llama.cpp (ollama's
+        `time=... msg=...`, `[GIN]`), which a llama continuation line never continues. It is held
+        only when no llama entry was (a block began between them): then the continuation starts an
+        entry of its own, as it does when the llama entry is held and the foreign lines bridged."""
+        env = self.envelope
+        return bool(env.transparent) and line.wrappers != held.wrappers and not env.transparent.isdisjoint(held.wrappers)
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> Stream:
