@@ -116,7 +116,10 @@ def run_scenario(s: sc.Scenario, exe: Path, models: Path, log_path: Path) -> dic
             link = rdir / f"{n}.gguf"
             if not link.exists():
                 link.symlink_to(models / f"{n}.gguf")
-    argv = [a.replace("{port}", str(port)) for a in [*s.args, *BASE_ARGS]]
+    for d in s.make_dirs:  # empty folders a scenario names (an empty --models-dir, -m on a folder)
+        (models / d).mkdir(exist_ok=True)
+    base = BASE_ARGS if s.host is None else [s.host if a == "127.0.0.1" else a for a in BASE_ARGS]
+    argv = [a.replace("{port}", str(port)) for a in [*s.args, *base]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LLAMA_")}
     cache = tempfile.mkdtemp(prefix="llamadiag-cache-")
     env["LLAMA_CACHE"] = cache

@@ -25,6 +25,8 @@ Recipes (the names are what scenarios.py and provenance.yaml refer to):
                      trunk blocks (the first sliding-window) + 1 MTP (nextn) block, no M-RoPE
   mmproj-mlp-256     the same mmproj projecting to 256 dimensions (text models here have 128)
   mmproj-mlp         LLaVA-style mmproj (projector mlp), 32x32 images, 16x16 patches -> 4 tokens, 1 block
+  lora-other-base    a LoRA adapter (attn_q of 2 blocks, rank 8) made for a llama base of n_embd 256
+  lora-other-arch    the same for a qwen3 base of n_embd 128 (general.architecture qwen3)
 """
 
 from __future__ import annotations
@@ -377,6 +379,28 @@ def write_mmproj_mlp(out: Path, n_embd_text: int = 128) -> Path:
     return out
 
 
+def write_lora(out: Path, arch: str = "llama", n_embd: int = 256, rank: int = 8) -> Path:
+    """A LoRA adapter GGUF (general.type adapter, adapter.type lora) for attn_q of 2 blocks of a base
+    model with this arch and n_embd: 256 is another base than llama-spm (128), a foreign arch is refused."""
+    import numpy as np
+
+    gguf = _gguf()
+    rng = np.random.default_rng(99)
+    w = gguf.GGUFWriter(str(out), arch)
+    w.add_string("general.type", "adapter")
+    w.add_string("adapter.type", "lora")
+    w.add_float32("adapter.lora.alpha", float(rank))
+    for i in range(2):
+        # numpy (rows, cols) is ggml ne [cols, rows]: lora_a ne [n_in, r], lora_b ne [r, n_out]
+        w.add_tensor(f"blk.{i}.attn_q.weight.lora_a", (rng.standard_normal((rank, n_embd)) * 0.01).astype(np.float32))
+        w.add_tensor(f"blk.{i}.attn_q.weight.lora_b", np.zeros((n_embd, rank), dtype=np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return out
+
+
 def make_all(out_dir: Path | None = None) -> dict[str, Path]:
     """Write every recipe (skipping ones already there) and return name -> path."""
     d = out_dir or models_dir()
@@ -427,7 +451,8 @@ def make_all(out_dir: Path | None = None) -> dict[str, Path]:
         write_model("llama-spm", p, template=BROKEN_TEMPLATE)
     got["template-broken"] = p
     for name, fn in (("glm4moe-mtp", write_glm4moe_mtp), ("step35-mtp", write_step35_mtp),
-                     ("mmproj-mlp", write_mmproj_mlp), ("mmproj-mlp-256", lambda q: write_mmproj_mlp(q, 256))):
+                     ("mmproj-mlp", write_mmproj_mlp), ("mmproj-mlp-256", lambda q: write_mmproj_mlp(q, 256)),
+                     ("lora-other-base", write_lora), ("lora-other-arch", lambda q: write_lora(q, "qwen3", 128))):
         p = d / f"{name}.gguf"
         if not p.exists():
             fn(p)

@@ -48,6 +48,8 @@ def verdicts(knowledge: Knowledge | None = None) -> dict[str, tuple[str, str]]:
             verdict = "no rule yet"
         else:
             verdict = "correct" if all(r in shown for r in entry["expect_rules"]) else "missed"
+            if verdict == "correct" and entry.get("symptom_only"):
+                verdict = "symptom only"  # the rule names what failed, not the cause the label needs
         out[entry["scenario"]] = (said, verdict)
     return out
 

@@ -89,3 +89,24 @@ def test_source_file_of_shipped_and_user_rules(tmp_path: Path) -> None:
     mine = load_knowledge([tmp_path]).rule("spec-vision-draft-position-gap")
     assert mine is not None and mine.source_file() == str(user / "spec-vision-draft-position-gap.yaml")
     assert mine.overrides == loaded.path and "overrides the shipped rule" in (mine.overrides_note() or "")
+
+
+def test_a_letterless_literal_gets_a_warning_and_a_word_of_the_line_does_not(tmp_path: Path) -> None:
+    """` 501` (an HTTP status) is on countless lines: lint says so; the rule's own word is fine."""
+    path = write_skeleton("embeddings-disabled-501", "server", tmp_path)
+    _filled(path)
+    data = yaml.safe_load(path.read_text())
+    data["diagnosis"] = "The embeddings request was refused with HTTP {status}."
+    data["signatures"][0]["entries"] = [{"regex": r"embeddings (?P<status>501)\b", "literal": " 501"}]
+    data["examples"] = [
+        {"name": "refused", "expect": "likely", "log": "srv  log_server_r: request: POST /v1/embeddings 501\n"},
+        {"name": "served", "expect": "none", "log": "srv  log_server_r: request: POST /v1/embeddings 200\n"},
+    ]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    issues = lint(load_knowledge([tmp_path], builtin=False))
+    assert [str(i) for i in issues if i.severity == "error"] == []  # a working rule, only slow
+    warned = [i for i in issues if i.check == "literal-strength"]
+    assert len(warned) == 1 and "' 501' has no letter" in warned[0].message and warned[0].severity == "warning"
+    data["signatures"][0]["entries"] = [{"regex": r"embeddings (?P<status>501)\b", "literal": "embeddings 501"}]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    assert [i for i in lint(load_knowledge([tmp_path], builtin=False)) if i.check == "literal-strength"] == []
