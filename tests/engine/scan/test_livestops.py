@@ -73,3 +73,19 @@ def test_a_line_s_literals_from_the_rare_byte_search(literals: list[bytes], line
         assert not expected
         return
     assert LineLiterals(pattern, ids).of_line(block, m, 3, len(block)) == expected
+
+
+SHAPES = ("b5060", "b5060-prefix", "b7003-docker", "b9700-lv4", "b9700-iso", "b11-lv4", "b11-journald")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_healthy_request_stream_does_not_stop_at_each_request(knowledge, tmp_path: Path, shape: str) -> None:
+    """The shipped rules' literals, on each era's per-request lines (bench/gen_requests.py): a
+    rule whose literal is on a line every request prints (`n_ctx_slot = ` of the `new prompt`
+    line, once) made the bulk path stop once a request and tripled the scan's time."""
+    requests = 300
+    lines = _gen("gen_requests").session(shape, random.Random(5), requests, [], 10**9)
+    path = tmp_path / f"{shape}.log"
+    path.write_text("\n".join(lines) + "\n")
+    stops, _ = stretches(knowledge, path, ENGINES[-1])
+    assert stops < requests / 10
