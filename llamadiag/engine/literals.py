@@ -40,10 +40,26 @@ class Target:
         self.pattern: re.Pattern[str] | regex.Pattern[str] = compile_rule_pattern(self.source)
         return self.pattern
 
+    def is_compiled(self) -> bool:
+        """Whether the pattern was compiled (and is kept) by this target."""
+        try:
+            _PATTERN_SLOT.__get__(self)  # the slot itself: never compiles
+        except AttributeError:
+            return False
+        return True
+
+    def forget(self) -> None:
+        """Let go of the compiled pattern: the next use compiles it again."""
+        if self.is_compiled():
+            del self.pattern
+
     def __reduce__(self) -> tuple[type[Target], tuple[str, Any, str, str, int]]:
         # the source, never the compiled pattern: pickling reads every slot, and `pattern` would
         # compile all ~400 (the start-up cache then held them, and each start rebuilt them)
         return (Target, (self.kind, self.ref, self.source, self.literal, self.serial))
+
+
+_PATTERN_SLOT: Any = Target.__dict__["pattern"]
 
 
 def literals_for(source: str, explicit: str | None) -> list[str]:
@@ -95,6 +111,20 @@ class LiteralIndex:
             self.by_literal.setdefault(lit, []).append(Target(kind, ref, source, lit, self.serials))
         self._block_re = None
 
+    def targets_of(self) -> list[Target]:
+        """Every target of the index (a pattern with several literals once per literal)."""
+        return [t for targets in self.by_literal.values() for t in targets]
+
+    def compiled(self) -> int:
+        """How many of the index's patterns its targets keep compiled now."""
+        return len({t.serial for t in self.targets_of() if t.is_compiled()})
+
+    def forget_compiled(self) -> None:
+        """Let go of every compiled pattern the targets keep (a fleet worker, after each log:
+        otherwise it keeps each pattern any of its logs touched, for the rest of its life)."""
+        for t in self.targets_of():
+            t.forget()
+
     def literals(self) -> list[str]:
         """Every indexed literal, longest first."""
         return sorted(self.by_literal, key=len, reverse=True)
@@ -124,13 +154,16 @@ class LiteralIndex:
         return [unique[s] for s in sorted(unique)]
 
 
+LITERAL_INDEX = "literal_index"  # its key in Knowledge.derived
+
+
 def index_for(k: Knowledge) -> LiteralIndex:
     """Every pattern of the knowledge registered under its literal(s), with its kind and owner:
     built once per knowledge and kept with it (the start-up cache holds it, so a small log does
     not find the literals of ~850 patterns again; a fleet worker compiles each pattern once)."""
-    index = k.derived.get("literal_index")
+    index = k.derived.get(LITERAL_INDEX)
     if not isinstance(index, LiteralIndex):
-        index = k.derived["literal_index"] = _build_index(k)
+        index = k.derived[LITERAL_INDEX] = _build_index(k)
     return index
 
 

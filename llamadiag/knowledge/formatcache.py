@@ -56,6 +56,13 @@ def cached_format(model_name: str) -> Any:
     return value
 
 
+def use_formats(formats: dict[str, Any]) -> None:
+    """Use these contents (`cached_format`'s, by model name) in this process: a fleet worker is
+    handed the command's, and so neither reads nor validates the files, which on a cold or
+    pruned start-up cache imported pydantic and the models into every worker for good."""
+    _LOADED.update(formats)
+
+
 def _validated(model_name: str) -> Any:
     from llamadiag.knowledge import formatmodel as fm  # only on a miss: parsed and validated
     from llamadiag.knowledge.formats import builtin_format

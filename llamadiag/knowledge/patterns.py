@@ -101,6 +101,21 @@ def compile_rule_pattern(source: str) -> re.Pattern[str] | regex.Pattern[str]:
     return _stdlib_first(source, _NOT_PLAIN)
 
 
+def forget_compiled() -> None:
+    """Empty the caches of compiled rule patterns: ours (`compile_pattern`, `compile_rule_pattern`)
+    and the modules' own (`re` keeps up to 512, `regex` up to 500). A fleet worker calls it after
+    each log, so that it keeps only what the next log compiles again, not every pattern any of its
+    logs touched. The format patterns (~50, used by every log) stay."""
+    import sys
+
+    compile_pattern.cache_clear()
+    compile_rule_pattern.cache_clear()
+    re.purge()
+    regex_module = sys.modules.get("regex")  # never imported just to purge it
+    if regex_module is not None:
+        regex_module.purge()
+
+
 def _stdlib_first(source: str, regex_only: re.Pattern[str]) -> re.Pattern[str] | regex.Pattern[str]:
     """`source` compiled by `re` unless `regex_only` finds a construct the two may read differently
     in it (or a brace that is not a counted repeat), or `re` refuses it or warns; else by `regex`."""

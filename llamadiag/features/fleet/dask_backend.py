@@ -15,7 +15,7 @@ from typing import Any
 from llamadiag.features.fleet.perlog import remember_knowledge, summarize, summarize_piece, summarize_split
 from llamadiag.features.fleet.sources import LogTask
 from llamadiag.features.fleet.summary import Summary, combine
-from llamadiag.features.fleet.workerknowledge import for_workers
+from llamadiag.features.fleet.workerknowledge import for_workers, worker_formats
 
 # A Dask worker samples its task thread's stack every 10 ms for the dashboard's profile page. On
 # the engine's pure-Python work that sampler (a thread taking the GIL 100 times a second) cost as
@@ -45,7 +45,7 @@ class DaskBackend:
         """Sent to every worker of the cluster now (about 1 MB pickled): the workers neither load
         nor check the rules, and need not see the `--rules` folders; a worker that joins later
         loads them itself. Without the rules' report text: the report is rendered here."""
-        self.client.run(remember_knowledge, rules, for_workers(knowledge))
+        self.client.run(remember_knowledge, rules, for_workers(knowledge), worker_formats())
 
     def leaf(self, task: LogTask, rules: tuple[str, ...]) -> Any:
         """The log summarised on a worker."""

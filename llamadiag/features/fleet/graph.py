@@ -36,7 +36,7 @@ from llamadiag.features.fleet.perlog import (
 )
 from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import EMPTY, LogError, Summary, combine, combine_all
-from llamadiag.features.fleet.workerknowledge import for_workers
+from llamadiag.features.fleet.workerknowledge import for_workers, worker_formats
 from llamadiag.features.fleet.workerpool import WorkerPool
 
 Span = tuple[int, int]  # a byte range [start, end) of a log
@@ -145,7 +145,7 @@ class PoolBackend(SerialBackend):
         """Handed to each worker of a `WorkerPool` (without the rules' report text: the report
         is rendered here); kept here for a forked pool."""
         if isinstance(self.pool, WorkerPool):
-            self.pool.run_on_all(remember_knowledge, rules, for_workers(knowledge))
+            self.pool.run_on_all(remember_knowledge, rules, for_workers(knowledge), worker_formats())
         else:
             remember_knowledge(rules, knowledge)
 

@@ -8,9 +8,11 @@ error becomes a `LogError` of that log, and the rest of the fleet goes on.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from llamadiag import api
 from llamadiag.engine.findings import RunOut
+from llamadiag.engine.literals import LITERAL_INDEX, LiteralIndex
 from llamadiag.features.fleet.memtrim import release_freed_memory
 from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import (
@@ -23,6 +25,8 @@ from llamadiag.features.fleet.summary import (
     combine_all,
     example_text,
 )
+from llamadiag.knowledge.formatcache import use_formats
+from llamadiag.knowledge.patterns import forget_compiled
 
 # an archive member is read into memory to be diagnosed: bigger ones must be extracted first
 MAX_MEMBER_BYTES = 1 << 30
@@ -34,10 +38,12 @@ WORKER_BLOCK = 64 << 10
 _knowledge: dict[tuple[str, ...], api.Knowledge] = {}
 
 
-def remember_knowledge(rules: tuple[str, ...], knowledge: api.Knowledge) -> None:
+def remember_knowledge(rules: tuple[str, ...], knowledge: api.Knowledge, formats: dict[str, Any] | None = None) -> None:
     """Use this knowledge for `rules` in this process: the command's own, handed to a worker so
-    that it neither loads nor checks the rules again (nor needs to see the `--rules` folders)."""
+    that it neither loads nor checks the rules again (nor needs to see the `--rules` folders);
+    and these format files (`workerknowledge.worker_formats`), so that it never validates one."""
     _knowledge[rules] = knowledge
+    use_formats(formats or {})
 
 
 def knowledge_for(rules: tuple[str, ...]) -> api.Knowledge:
@@ -52,10 +58,25 @@ def knowledge_for(rules: tuple[str, ...]) -> api.Knowledge:
 
 def summarize(task: LogTask, rules: tuple[str, ...] = ()) -> Summary:
     """The summary of one log; a log that cannot be read gives a summary holding only its error.
-    The memory the log took is given back to the kernel before the next (`memtrim`)."""
+    What the log took is let go of before the next (`let_go`)."""
     summary = _summarize(task, rules)  # the diagnosis is freed on its return
-    release_freed_memory()
+    let_go(rules)
     return summary
+
+
+def let_go(rules: tuple[str, ...]) -> None:
+    """After a log: drop the patterns it compiled and give the freed memory back to the kernel.
+
+    The literal index compiles a rule's pattern the first time a log hits it and kept it, so a
+    worker held every pattern any of its logs touched (and `re`/`regex` their own caches of up to
+    500 each): its memory crept up over the fleet. Now the next log compiles again what it needs
+    (about 30 ms of CPU a log; docs/fleet.md, figures of 2026-12-02 afternoon)."""
+    forget_compiled()
+    known = _knowledge.get(rules)  # never loaded here: a log that failed to load it says why
+    index = known.derived.get(LITERAL_INDEX) if known is not None else None
+    if isinstance(index, LiteralIndex):
+        index.forget_compiled()
+    release_freed_memory()
 
 
 def _summarize(task: LogTask, rules: tuple[str, ...]) -> Summary:
@@ -79,6 +100,8 @@ def summarize_piece(task: LogTask, start: int, end: int, rules: tuple[str, ...] 
         return api.scan_piece(task.url, start, end, knowledge_for(rules))
     except Exception:  # any failure: the whole-log fallback reports it as a log that breaks does
         return None
+    finally:
+        let_go(rules)
 
 
 def join_summary(task: LogTask, rules: tuple[str, ...], pieces: tuple[api.Piece | None, ...]) -> Summary | None:
@@ -96,7 +119,10 @@ def join_summary(task: LogTask, rules: tuple[str, ...], pieces: tuple[api.Piece 
 def summarize_split(task: LogTask, rules: tuple[str, ...], *pieces: api.Piece | None) -> Summary:
     """The log's summary from its pieces, or from the whole log where they do not join."""
     joined = join_summary(task, rules, pieces)
-    return joined if joined is not None else summarize(task, rules)
+    if joined is None:
+        return summarize(task, rules)
+    let_go(rules)
+    return joined
 
 
 def _summary_of(task: LogTask, diagnosis: api.Diagnosis) -> Summary:

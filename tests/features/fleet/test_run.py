@@ -184,8 +184,6 @@ def test_the_biggest_logs_are_handed_out_first_and_the_report_is_unchanged(
     assert report.model_dump_json() == serial.model_dump_json()
 
 
-
-
 @pytest.mark.parametrize("how", ["pool", "dask"])
 def test_workers_use_the_commands_knowledge_without_seeing_its_rules_folder(tmp_path: Path, how: str) -> None:
     # a --rules folder on the operator's machine only: the workers (a remote cluster's, say) cannot
