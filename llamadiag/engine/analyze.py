@@ -200,7 +200,9 @@ class Analyzer:
         only when no llama entry was (a block began between them): then the continuation starts an
         entry of its own, as it does when the llama entry is held and the foreign lines bridged."""
         env = self.envelope
-        return bool(env.transparent) and line.wrappers != held.wrappers and not env.transparent.isdisjoint(held.wrappers)
+        if not env.transparent or line.wrappers == held.wrappers:
+            return False
+        return not env.transparent.isdisjoint(held.wrappers)
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> Stream:
