@@ -70,7 +70,7 @@ def let_go(rules: tuple[str, ...]) -> None:
     The literal index compiles a rule's pattern the first time a log hits it and kept it, so a
     worker held every pattern any of its logs touched (and `re`/`regex` their own caches of up to
     500 each): its memory crept up over the fleet. Now the next log compiles again what it needs
-    (about 30 ms of CPU a log; docs/fleet.md, figures of 2026-12-02 afternoon)."""
+    (about 30 ms of CPU a log; docs/fleet.md, "the 1 GB fleet on Dask, the cache state")."""
     forget_compiled()
     known = _knowledge.get(rules)  # never loaded here: a log that failed to load it says why
     index = known.derived.get(LITERAL_INDEX) if known is not None else None
