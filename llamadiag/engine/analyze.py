@@ -159,7 +159,7 @@ class Analyzer:
             and line.number - 1 in (held.end, self.bridged)
             and line.instance == held.instance
             and line.number - held.number < MAX_JOINED
-            and not self._foreign(held, line)
+            and not self._from_embedder(held, line)  # never continued by a llama line
         ):
             held.text += "\n" + line.text
             held.end = line.number
@@ -167,12 +167,7 @@ class Analyzer:
         env = self.envelope
         if is_cont:
             env.parse_llama(line)
-        elif (
-            held is not None
-            and env.transparent
-            and line.wrappers != held.wrappers
-            and not env.transparent.isdisjoint(line.wrappers)
-        ):
+        elif held is not None and self._from_embedder(line, held):
             # a line of the program embedding llama.cpp, between llama's lines: an entry of its own,
             # processed after the held entry, whose continuation lines may still follow it
             if line.number - 1 in (held.end, self.bridged):
@@ -194,15 +189,16 @@ class Analyzer:
         self.held, self.held_targets = line, targets
         return done
 
-    def _foreign(self, held: Line, line: Line) -> bool:
-        """Whether the held entry is a line of the program embedding llama.cpp (ollama's
-        `time=... msg=...`, `[GIN]`), which a llama continuation line never continues. It is held
-        only when no llama entry was (a block began between them): then the continuation starts an
-        entry of its own, as it does when the llama entry is held and the foreign lines bridged."""
+    def _from_embedder(self, line: Line, beside: Line) -> bool:
+        """Whether `line` is a line of the program embedding llama.cpp (ollama's `time=... msg=...`,
+        `[GIN]`) written among llama's lines, `beside` being one of another source. Such a line is
+        bridged, not joined; and when it is held (a block began before it and no llama entry was
+        held), the llama continuation line after it starts an entry of its own, as it does when
+        the llama entry is held and the foreign lines bridged."""
         env = self.envelope
-        if not env.transparent or line.wrappers == held.wrappers:
+        if not env.transparent or line.wrappers == beside.wrappers:
             return False
-        return not env.transparent.isdisjoint(held.wrappers)
+        return not env.transparent.isdisjoint(line.wrappers)
 
     # -- segmentation ----------------------------------------------------------
     def _stream(self, instance: str | None, first_line: int) -> Stream:

@@ -167,6 +167,14 @@ def index_for(k: Knowledge) -> LiteralIndex:
     return index
 
 
+def forget_compiled_patterns(k: Knowledge) -> None:
+    """Let the knowledge's literal index (if it was built: never builds it) drop its compiled
+    patterns; see `LiteralIndex.forget_compiled`."""
+    index = k.derived.get(LITERAL_INDEX)
+    if isinstance(index, LiteralIndex):
+        index.forget_compiled()
+
+
 def _build_index(k: Knowledge) -> LiteralIndex:
     index = LiteralIndex()
     for rule_i, loaded in enumerate(k.rules):

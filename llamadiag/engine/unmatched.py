@@ -60,6 +60,12 @@ class LooksLike:
         return f"#{self.issue} ({self.state_words}, no known fix)"
 
 
+TEMPLATING_FORMAT = "TemplatingSpec"  # rules/formats/templating.yaml
+UNSETTLED_FORMAT = "Unsettled"  # rules/formats/unsettled.yaml
+# the format files a diagnosis reads besides the knowledge (a fleet worker is handed them)
+FORMATS_READ = (TEMPLATING_FORMAT, UNSETTLED_FORMAT)
+
+
 @dataclass(slots=True, kw_only=True)
 class LineTemplate:
     """A group of similar warning or error lines no rule explains."""
@@ -82,7 +88,7 @@ class LineTemplate:
 def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pattern[str], str]], regex.Pattern[str]]:
     import regex
 
-    spec = cached_format("TemplatingSpec")  # validated once, then from the start-up cache
+    spec = cached_format(TEMPLATING_FORMAT)  # validated once, then from the start-up cache
     return (
         regex.compile(spec.error_like),
         regex.compile(spec.warning_like),
@@ -95,7 +101,7 @@ def _spec() -> tuple[regex.Pattern[str], regex.Pattern[str], list[tuple[regex.Pa
 def _unsettled() -> list[tuple[list[tuple[str, regex.Pattern[str]]], frozenset[str], LooksLike]]:
     import regex
 
-    spec = cached_format("Unsettled")
+    spec = cached_format(UNSETTLED_FORMAT)
     out = []
     # open reports first (the thread to add to), then the newest
     for r in sorted(spec.reports, key=lambda r: (r.state != "open", -r.issue)):

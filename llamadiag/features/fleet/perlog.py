@@ -12,7 +12,7 @@ from typing import Any
 
 from llamadiag import api
 from llamadiag.engine.findings import RunOut
-from llamadiag.engine.literals import LITERAL_INDEX, LiteralIndex
+from llamadiag.engine.literals import forget_compiled_patterns
 from llamadiag.features.fleet.memtrim import release_freed_memory
 from llamadiag.features.fleet.sources import LogTask, is_url
 from llamadiag.features.fleet.summary import (
@@ -73,9 +73,8 @@ def let_go(rules: tuple[str, ...]) -> None:
     (about 30 ms of CPU a log; docs/fleet.md, "the 1 GB fleet on Dask, the cache state")."""
     forget_compiled()
     known = _knowledge.get(rules)  # never loaded here: a log that failed to load it says why
-    index = known.derived.get(LITERAL_INDEX) if known is not None else None
-    if isinstance(index, LiteralIndex):
-        index.forget_compiled()
+    if known is not None:
+        forget_compiled_patterns(known)
     release_freed_memory()
 
 

@@ -20,6 +20,7 @@ import dataclasses
 from typing import Any
 
 from llamadiag import api
+from llamadiag.engine.unmatched import FORMATS_READ
 from llamadiag.knowledge.formatcache import cached_format
 from llamadiag.knowledge.light import Light, from_model
 
@@ -37,9 +38,6 @@ UNUSED_REFERENCE: dict[str, Any] = {"title": None, "note": None}
 UNUSED_VERIFICATION: dict[str, Any] = {"steps": [], "checks": []}
 
 
-# the feature format files the engine reads while diagnosing a log (`engine/unmatched.py`, for
-# the unexplained lines a summary keeps), through `formatcache.cached_format`
-WORKER_FORMATS = ("TemplatingSpec", "Unsettled")
 
 
 def worker_formats() -> dict[str, Any]:
@@ -48,7 +46,7 @@ def worker_formats() -> dict[str, Any]:
     (a fresh worker host, a changed tree, or the 4 newest entries of each kind kept where
     several checkouts share the cache) parses and validates them itself: pydantic and the model
     classes, imported for the worker's life (+7 to 9 MiB, docs/fleet.md)."""
-    return {name: cached_format(name) for name in WORKER_FORMATS}
+    return {name: cached_format(name) for name in FORMATS_READ}
 
 
 # the parts of the knowledge besides its rules that hold validated models
