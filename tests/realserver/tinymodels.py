@@ -27,6 +27,11 @@ Recipes (the names are what scenarios.py and provenance.yaml refer to):
   mmproj-mlp         LLaVA-style mmproj (projector mlp), 32x32 images, 16x16 patches -> 4 tokens, 1 block
   lora-other-base    a LoRA adapter (attn_q of 2 blocks, rank 8) made for a llama base of n_embd 256
   lora-other-arch    the same for a qwen3 base of n_embd 128 (general.architecture qwen3)
+  empty-gguf         empty.gguf, a file of 0 bytes (a download that never wrote anything)
+  html-page          html-page.gguf, an HTML page saved under a .gguf name (a "blob" page, not the file)
+  safetensors-model  model.safetensors, a small Hugging Face safetensors checkpoint (not converted)
+  peft-lora          adapter_model.safetensors, a PEFT LoRA adapter in safetensors (not converted)
+  template-file-broken  broken-template.jinja, a chat template file with an unclosed {% for %}
 """
 
 from __future__ import annotations
@@ -457,7 +462,48 @@ def make_all(out_dir: Path | None = None) -> dict[str, Path]:
         if not p.exists():
             fn(p)
         got[name] = p
+    for name, fname, data in _NOT_GGUF:
+        p = d / fname
+        if not p.exists():
+            p.write_bytes(data)
+        got[name] = p
     return got
+
+
+def _safetensors(tensors: dict[str, list[int]]) -> bytes:
+    """A valid safetensors file (8-byte header length, JSON header, F16 zeros) with these tensors."""
+    import json
+    import math
+
+    header: dict = {"__metadata__": {"format": "pt"}}
+    offset = 0
+    for name, shape in tensors.items():
+        size = 2 * math.prod(shape)
+        header[name] = {"dtype": "F16", "shape": shape, "data_offsets": [offset, offset + size]}
+        offset += size
+    head = json.dumps(header).encode()
+    head += b" " * (-len(head) % 8)
+    return len(head).to_bytes(8, "little") + head + bytes(offset)
+
+
+_HTML_PAGE = (
+    "<!DOCTYPE html>\n<html class=\"\" lang=\"en\">\n<head>\n<meta charset=\"utf-8\" />\n"
+    "<title>model.gguf - a model repository page</title>\n</head>\n<body>\n"
+    "<p>This is the web page that shows a file, saved in place of the file itself.</p>\n"
+    "</body>\n</html>\n"
+) * 40
+
+_NOT_GGUF = [
+    ("empty-gguf", "empty.gguf", b""),
+    ("html-page", "html-page.gguf", _HTML_PAGE.encode()),
+    ("safetensors-model", "model.safetensors", _safetensors({
+        "model.embed_tokens.weight": [256, 64], "model.layers.0.self_attn.q_proj.weight": [64, 64],
+        "lm_head.weight": [256, 64]})),
+    ("peft-lora", "adapter_model.safetensors", _safetensors({
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight": [8, 128],
+        "base_model.model.model.layers.0.self_attn.q_proj.lora_B.weight": [128, 8]})),
+    ("template-file-broken", "broken-template.jinja", BROKEN_TEMPLATE.encode()),
+]
 
 
 def main() -> int:
