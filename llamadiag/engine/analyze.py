@@ -499,7 +499,7 @@ def report_of(k: Knowledge, summary: Summary, input_info: dict[str, Any] | None,
         input=input_info or {},
         runs=runs_out,
         run_count=summary.run_count,
-        findings=rank_findings(findings),
+        findings=rank_findings(findings, k),
         ruled_out=ruled,
         notes=notes,
     )

@@ -12,15 +12,28 @@ if TYPE_CHECKING:
     from llamadiag.knowledge.loader import Knowledge
 
 
-def finding_key(f: Finding) -> tuple:
-    """The sort key of a finding: confidence, severity, known conditions, then position."""
+def finding_key(f: Finding, demoted: bool = False) -> tuple:
+    """The sort key of a finding: confidence, severity, whether a finding of another run names its
+    cause (`demoted`), known conditions, then position."""
     known = sum(1 for c in f.conditions if c.status == "true")
-    return (-Confidence(f.confidence).rank, -Severity(f.severity).rank, -known, f.run, f.first_line)
+    return (-Confidence(f.confidence).rank, -Severity(f.severity).rank, demoted, -known, f.run, f.first_line)
 
 
-def rank_findings(findings: list[Finding]) -> list[Finding]:
-    """Findings in display order, most certain and most severe first."""
-    return sorted(findings, key=finding_key)
+def rank_findings(findings: list[Finding], k: Knowledge | None = None) -> list[Finding]:
+    """Findings in display order, most certain and most severe first.
+
+    With the knowledge, a finding that another finding's rule supersedes, but that was not hidden
+    because the two are in different runs (a router's "instance exited" and its child's own
+    error), comes after the findings as certain and as severe as it: the cause before its symptom.
+    """
+    superseded: set[str] = set()
+    if k is not None and len(findings) > 1:
+        present = {f.rule_id for f in findings}
+        for rule_id in present:
+            loaded = k.rule(rule_id)
+            if loaded is not None:
+                superseded.update(other for other in loaded.rule.supersedes if other in present and other != rule_id)
+    return sorted(findings, key=lambda f: finding_key(f, f.rule_id in superseded))
 
 
 def apply_supersedes(findings: list[Finding], k: Knowledge) -> list[Finding]:

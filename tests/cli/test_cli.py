@@ -27,7 +27,7 @@ SEED_CMD = "llama-server -m g.gguf --mmproj mmproj-F16.gguf --spec-type draft-mt
 def run(*args: str, stdin: bytes | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env = {**os.environ, "COLUMNS": "120", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "llamadiag", *args], input=stdin, capture_output=True, env=full_env, timeout=120
+        [sys.executable, "-m", "llamadiag", *args], input=stdin, capture_output=True, env=full_env, timeout=300
     )
 
 
