@@ -38,8 +38,6 @@ UNUSED_REFERENCE: dict[str, Any] = {"title": None, "note": None}
 UNUSED_VERIFICATION: dict[str, Any] = {"steps": [], "checks": []}
 
 
-
-
 def worker_formats() -> dict[str, Any]:
     """The format files a worker reads, validated here, as light copies, to hand over with the
     knowledge. Else each worker reads them from the start-up cache, and where that has not them
